@@ -1,0 +1,383 @@
+/*
+ * agentjail-init: the only program of ours that runs inside the jail, and only until it execs the agent.
+ *
+ * Two modes (see docs/jail.md):
+ *
+ *   agentjail-init jail --port PORT --handoff SOCKET [--nofile N] [--nproc N] [--as BYTES] [--fsize BYTES]
+ *                       -- CMD [ARGS...]
+ *     Inside the jail: listen on 127.0.0.1:PORT (and [::1]:PORT when the jail has IPv6), pass the listening
+ *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor, close
+ *     every copy, apply the resource limits (core dumps always off) and exec CMD.
+ *
+ *   agentjail-init exec-with-fds [--read N FILE | --read-unlink N FILE | --write N FILE]... -- PROGRAM [ARGS...]
+ *     On the host: open FILE at descriptor N (inheritable) and exec PROGRAM, because Java's ProcessBuilder
+ *     cannot hand extra descriptors to bwrap (--seccomp FD, --args FD, --json-status-fd FD).
+ *
+ * Every failure is fatal: one line "agentjail-init: <what failed>: <strerror>" on stderr and a distinct exit code.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Kept in sync with dev.agentjail.jail.InitExitCodes; InitBinaryTest runs the binary to prove them. */
+enum {
+    EXIT_FD_FILE = 120,  /* exec-with-fds: a descriptor file could not be opened */
+    EXIT_USAGE = 121,    /* malformed arguments: a bug in the caller, never the agent's fault */
+    EXIT_HANDOFF = 122,  /* the listener could not be created or handed to the host proxy */
+    EXIT_LIMITS = 123,   /* a resource limit could not be applied */
+    EXIT_NOEXEC = 126,   /* the command exists but could not be executed (as env(1) and sh do) */
+    EXIT_NOTFOUND = 127, /* the command was not found (as env(1) and sh do) */
+};
+
+#define ACK_BYTE 0x06
+#define HANDOFF_BYTE 'L'
+#define ACK_TIMEOUT_SECONDS 30
+#define MAX_FDS 16
+
+static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/* Reports errno of the failed step; callers set errno for failures that are not syscalls. */
+static void fail(int code, const char *fmt, ...) {
+    int saved = errno;
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "agentjail-init: %s: %s\n", what, strerror(saved));
+    _exit(code);
+}
+
+static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void usage(const char *fmt, ...) {
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "agentjail-init: %s: %s\n", what, strerror(EINVAL));
+    _exit(EXIT_USAGE);
+}
+
+/* Strict decimal parse: no sign, no spaces, no trailing junk, no overflow. */
+static int parse_u64(const char *text, unsigned long long max, unsigned long long *out) {
+    if (text[0] < '0' || text[0] > '9') {
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || value > max) {
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+static int parse_fd(const char *text) {
+    unsigned long long value;
+    /* 0-2 stay the terminal: the agent's stdio must pass through untouched. */
+    if (parse_u64(text, INT_MAX, &value) != 0 || value < 3) {
+        usage("bad descriptor number '%s'", text);
+    }
+    return (int) value;
+}
+
+static void exec_command(char **command) {
+    execvp(command[0], command);
+    fail(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "exec %s", command[0]);
+}
+
+/* ---- exec-with-fds (host side) ---------------------------------------------------------------- */
+
+static void install_fd(int target, const char *file, int flags, int unlink_after) {
+    int fd = open(file, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+    if (fd < 0) {
+        fail(EXIT_FD_FILE, "open %s", file);
+    }
+    if (fd == target) {
+        /* dup2 onto itself keeps O_CLOEXEC, so clear it explicitly. */
+        if (fcntl(fd, F_SETFD, 0) != 0) {
+            fail(EXIT_FD_FILE, "fcntl %s", file);
+        }
+    } else {
+        if (dup2(fd, target) < 0) {
+            fail(EXIT_FD_FILE, "dup2 %s to %d", file, target);
+        }
+        close(fd);
+    }
+    /* Unlinking right after open leaves nothing on disk even if the JVM is killed: the file may hold env values. */
+    if (unlink_after && unlink(file) != 0) {
+        fail(EXIT_FD_FILE, "unlink %s", file);
+    }
+}
+
+static int exec_with_fds(int argc, char **argv) {
+    int used[MAX_FDS];
+    int count = 0;
+    int i = 2;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i += 3) {
+        if (i + 2 >= argc) {
+            usage("option %s needs a descriptor and a file", argv[i]);
+        }
+        int flags;
+        int unlink_after = 0;
+        if (strcmp(argv[i], "--read") == 0) {
+            flags = O_RDONLY;
+        } else if (strcmp(argv[i], "--read-unlink") == 0) {
+            flags = O_RDONLY;
+            unlink_after = 1;
+        } else if (strcmp(argv[i], "--write") == 0) {
+            flags = O_WRONLY | O_CREAT | O_TRUNC;
+        } else {
+            usage("unknown option '%s'", argv[i]);
+        }
+        int target = parse_fd(argv[i + 1]);
+        for (int j = 0; j < count; j++) {
+            if (used[j] == target) {
+                usage("descriptor %d given twice", target);
+            }
+        }
+        if (count == MAX_FDS) {
+            usage("more than %d descriptors", MAX_FDS);
+        }
+        used[count++] = target;
+        install_fd(target, argv[i + 2], flags, unlink_after);
+    }
+    if (i >= argc - 1) {
+        usage("missing '-- PROGRAM'");
+    }
+    exec_command(&argv[i + 1]);
+    return EXIT_NOEXEC;
+}
+
+/* ---- jail mode (inside the jail) ------------------------------------------------------------- */
+
+struct jail_args {
+    unsigned port;
+    const char *handoff;
+    const char *nofile;
+    const char *nproc;
+    const char *as;
+    const char *fsize;
+    char **command;
+};
+
+static void parse_jail_args(int argc, char **argv, struct jail_args *out) {
+    memset(out, 0, sizeof *out);
+    int i = 2;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+        if (i + 1 >= argc) {
+            usage("option %s needs a value", argv[i]);
+        }
+        const char *value = argv[i + 1];
+        if (strcmp(argv[i], "--port") == 0) {
+            unsigned long long port;
+            if (parse_u64(value, 65535, &port) != 0 || port == 0) {
+                usage("bad port '%s'", value);
+            }
+            out->port = (unsigned) port;
+        } else if (strcmp(argv[i], "--handoff") == 0) {
+            out->handoff = value;
+        } else if (strcmp(argv[i], "--nofile") == 0) {
+            out->nofile = value;
+        } else if (strcmp(argv[i], "--nproc") == 0) {
+            out->nproc = value;
+        } else if (strcmp(argv[i], "--as") == 0) {
+            out->as = value;
+        } else if (strcmp(argv[i], "--fsize") == 0) {
+            out->fsize = value;
+        } else {
+            usage("unknown option '%s'", argv[i]);
+        }
+    }
+    if (out->port == 0 || out->handoff == NULL) {
+        usage("--port and --handoff are required");
+    }
+    if (i >= argc - 1) {
+        usage("missing '-- COMMAND'");
+    }
+    out->command = &argv[i + 1];
+}
+
+/* Returns the listening fd, or -1 when this family does not exist in the jail (only allowed for IPv6). */
+static int listen_loopback(int family, unsigned port) {
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        if (family == AF_INET6 && (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)) {
+            return -1;
+        }
+        fail(EXIT_HANDOFF, "socket for port %u", port);
+    }
+    int rc;
+    if (family == AF_INET) {
+        struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port)};
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        rc = bind(fd, (struct sockaddr *) &addr, sizeof addr);
+    } else {
+        int on = 1;
+        /* Only [::1]; the IPv4 listener is a separate socket. */
+        if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on) != 0) {
+            fail(EXIT_HANDOFF, "IPV6_V6ONLY for [::1]:%u", port);
+        }
+        struct sockaddr_in6 addr = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t) port)};
+        addr.sin6_addr = in6addr_loopback;
+        rc = bind(fd, (struct sockaddr *) &addr, sizeof addr);
+    }
+    if (rc != 0) {
+        if (family == AF_INET6 && errno == EADDRNOTAVAIL) {
+            close(fd);
+            return -1;
+        }
+        fail(EXIT_HANDOFF, family == AF_INET ? "bind 127.0.0.1:%u" : "bind [::1]:%u", port);
+    }
+    if (listen(fd, SOMAXCONN) != 0) {
+        fail(EXIT_HANDOFF, "listen on port %u", port);
+    }
+    return fd;
+}
+
+static int connect_handoff(const char *path) {
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path) {
+        usage("hand-off socket path too long: %s", path);
+    }
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        fail(EXIT_HANDOFF, "socket for %s", path);
+    }
+    /* A host that never answers must not leave the jail hanging forever before the agent starts. */
+    struct timeval timeout = {.tv_sec = ACK_TIMEOUT_SECONDS};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0
+            || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) != 0) {
+        fail(EXIT_HANDOFF, "timeouts on %s", path);
+    }
+    int rc;
+    do {
+        rc = connect(fd, (struct sockaddr *) &addr, sizeof addr);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        fail(EXIT_HANDOFF, "connect %s", path);
+    }
+    return fd;
+}
+
+/* One descriptor per message: Netty's receiver reserves control space for exactly one. */
+static void send_listener(int channel, int listener) {
+    char byte = HANDOFF_BYTE;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
+    ssize_t sent;
+    do {
+        sent = sendmsg(channel, &msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    if (sent != 1) {
+        fail(EXIT_HANDOFF, "send listener to host proxy");
+    }
+    char ack = 0;
+    ssize_t got;
+    do {
+        got = read(channel, &ack, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got == 0) {
+        errno = ECONNABORTED;
+    } else if (got == 1 && ack != ACK_BYTE) {
+        errno = EPROTO;
+    }
+    if (got != 1 || ack != ACK_BYTE) {
+        fail(EXIT_HANDOFF, "host proxy did not acknowledge the listener");
+    }
+}
+
+static void set_limit(int resource, const char *name, const char *value) {
+    rlim_t limit = 0;
+    if (value != NULL && strcmp(value, "unlimited") == 0) {
+        limit = RLIM_INFINITY;
+    } else if (value != NULL) {
+        unsigned long long parsed;
+        if (parse_u64(value, (unsigned long long) RLIM_INFINITY - 1, &parsed) != 0) {
+            usage("bad value '%s' for %s", value, name);
+        }
+        limit = (rlim_t) parsed;
+    }
+    /* Soft and hard alike: without CAP_SYS_RESOURCE the agent cannot raise them back. */
+    struct rlimit rl = {.rlim_cur = limit, .rlim_max = limit};
+    if (setrlimit(resource, &rl) != 0) {
+        fail(EXIT_LIMITS, "setrlimit %s=%s", name, value == NULL ? "0" : value);
+    }
+}
+
+static int jail(int argc, char **argv) {
+    struct jail_args args;
+    parse_jail_args(argc, argv, &args);
+
+    int listeners[2];
+    int count = 0;
+    listeners[count++] = listen_loopback(AF_INET, args.port);
+    int v6 = listen_loopback(AF_INET6, args.port);
+    if (v6 >= 0) {
+        listeners[count++] = v6;
+    }
+
+    int channel = connect_handoff(args.handoff);
+    for (int i = 0; i < count; i++) {
+        send_listener(channel, listeners[i]);
+    }
+    /* Nothing of ours may keep a listener or the hand-off socket open inside the agent. */
+    for (int i = 0; i < count; i++) {
+        close(listeners[i]);
+    }
+    close(channel);
+
+    if (args.nofile != NULL) {
+        set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", args.nofile);
+    }
+    if (args.nproc != NULL) {
+        set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", args.nproc);
+    }
+    if (args.as != NULL) {
+        set_limit(RLIMIT_AS, "RLIMIT_AS", args.as);
+    }
+    if (args.fsize != NULL) {
+        set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", args.fsize);
+    }
+    set_limit(RLIMIT_CORE, "RLIMIT_CORE", NULL);
+
+    exec_command(args.command);
+    return EXIT_NOEXEC;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "jail") == 0) {
+        return jail(argc, argv);
+    }
+    if (argc >= 2 && strcmp(argv[1], "exec-with-fds") == 0) {
+        return exec_with_fds(argc, argv);
+    }
+    usage("usage: agentjail-init jail|exec-with-fds [OPTIONS] -- COMMAND [ARGS...]");
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Compiles agentjail-init for the build machine's architecture; called by launcher/pom.xml.
+# usage: build.sh SOURCE OUTPUT_DIR
+set -eu
+source_file=$1
+output_dir=$2
+cc=${CC:-cc}
+
+if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "agentjail: building agentjail-init needs a C compiler ('$cc' not found); install gcc (Debian: apt-get install gcc libc6-dev) or set CC" >&2
+    exit 1
+fi
+
+case "$(uname -m)" in
+    x86_64 | amd64) arch=x86_64 ;;
+    aarch64 | arm64) arch=aarch64 ;;
+    *) echo "agentjail: unsupported architecture $(uname -m) (x86_64 and aarch64 are supported)" >&2; exit 1 ;;
+esac
+
+mkdir -p "$output_dir"
+output="$output_dir/agentjail-init-linux-$arch"
+flags="-O2 -Wall -Wextra -Werror -std=c11 -D_FORTIFY_SOURCE=2"
+
+# Static first: the binary then needs nothing from the jail's /usr. A libc without static archives falls back
+# to a dynamic build, which works because the jail binds /usr and /lib* read-only.
+if ! "$cc" $flags -static -o "$output" "$source_file" 2>/dev/null; then
+    echo "agentjail: static link of agentjail-init failed, building it dynamically" >&2
+    "$cc" $flags -o "$output" "$source_file"
+fi
+strip "$output" 2>/dev/null || true
+chmod 0755 "$output"

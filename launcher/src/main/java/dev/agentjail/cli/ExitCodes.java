@@ -1,0 +1,20 @@
+package dev.agentjail.cli;
+
+/**
+ * The exit codes of the {@code agentjail} command, documented once here and in the README. {@code
+ * run} returns the agent's own exit code when the agent ran; these codes are what agentjail itself
+ * returns.
+ */
+public final class ExitCodes {
+    public static final int OK = 0;
+    /** Something went wrong at run time (I/O, a listener could not bind). */
+    public static final int FAILURE = 1;
+    /** Bad usage or a malformed policy: nothing was started. */
+    public static final int USAGE = 2;
+    /** A required part of the host is missing or unusable (no JDK, no bwrap, no audit log). */
+    public static final int ENVIRONMENT = 3;
+    /** The session timed out (as timeout(1) does). */
+    public static final int TIMEOUT = 124;
+
+    private ExitCodes() {}
+}

@@ -1,0 +1,21 @@
+package dev.agentjail.cli;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/** Where agentjail keeps its files by default, following the XDG base directory conventions. */
+final class Paths {
+    private Paths() {}
+
+    static Path stateHome(Map<String, String> env) {
+        String xdg = env.get("XDG_STATE_HOME");
+        if (xdg != null && !xdg.isBlank()) {
+            return Path.of(xdg, "agentjail");
+        }
+        return Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state", "agentjail");
+    }
+
+    static Path defaultAuditLog(Map<String, String> env) {
+        return stateHome(env).resolve("audit.jsonl");
+    }
+}

@@ -1,0 +1,130 @@
+package dev.agentjail.cli;
+
+import dev.agentjail.policy.Policy;
+import dev.agentjail.policy.PolicyException;
+import dev.agentjail.policy.PolicyLoader;
+import dev.agentjail.proxy.ProxyConfig;
+import dev.agentjail.proxy.ProxyServer;
+import dev.agentjail.proxy.Timeouts;
+import dev.agentjail.proxy.audit.FileAuditLog;
+import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.net.SystemResolver;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code agentjail proxy}: runs the egress proxy on its own until interrupted. */
+@Command(
+        name = "proxy",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs the egress proxy on its own: an HTTP/1.1 forward proxy (absolute-form http:// and CONNECT)",
+            "that allows only what the policy allows, refuses private addresses (SSRF guard), and writes one",
+            "audit record per request. Ctrl-C stops it cleanly, with the audit log flushed."
+        },
+        sortOptions = false)
+final class ProxyCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--policy", required = true, paramLabel = "FILE", description = "Policy YAML file.")
+    Path policyFile;
+
+    @Option(
+            names = "--listen",
+            paramLabel = "HOST:PORT",
+            description = "TCP address to listen on (default: ${DEFAULT-VALUE}; port 0 picks a free port).",
+            defaultValue = "127.0.0.1:3128")
+    String listen;
+
+    @Option(names = "--unix-socket", paramLabel = "PATH", description = "Also listen on this Unix domain socket.")
+    Path unixSocket;
+
+    @Option(
+            names = "--audit-log",
+            paramLabel = "FILE",
+            description = "Audit log (JSON lines, appended). Default: $XDG_STATE_HOME/agentjail/audit.jsonl.")
+    Path auditLog;
+
+    @Option(
+            names = "--audit-sync",
+            paramLabel = "DURATION",
+            description = "Group-commit interval for fsync of the audit log (default: ${DEFAULT-VALUE}).",
+            defaultValue = "1s")
+    String auditSync;
+
+    @Option(names = "--threads", paramLabel = "N", description = "I/O threads (default: number of CPUs).")
+    Integer threads;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Policy policy;
+        try {
+            policy = PolicyLoader.load(policyFile);
+        } catch (PolicyException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage());
+        }
+        InetSocketAddress address = HostPorts.parseListen(listen);
+        Duration sync = Durations.parse(auditSync, "--audit-sync");
+        Path logPath = auditLog != null ? auditLog : Paths.defaultAuditLog(System.getenv());
+        FileAuditLog audit;
+        try {
+            audit = FileAuditLog.open(logPath, sync);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
+        }
+        ExecutorService dns = new ThreadPoolExecutor(
+                1, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), Thread.ofPlatform().daemon().name("dns-", 0).factory());
+        int io = threads != null ? threads : Runtime.getRuntime().availableProcessors();
+        ProxyConfig config = new ProxyConfig(
+                policy.network(),
+                Sessions.newId(),
+                audit,
+                new SystemResolver(dns),
+                HttpLimits.defaults(),
+                Timeouts.defaults(),
+                Clock.systemUTC(),
+                io);
+        ProxyServer server = new ProxyServer(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            audit.close();
+            dns.shutdownNow();
+            stopped.countDown();
+        }, "agentjail-shutdown"));
+        InetSocketAddress bound;
+        try {
+            bound = server.listen(address);
+            if (unixSocket != null) {
+                server.listenUnix(unixSocket);
+            }
+        } catch (Exception e) {
+            throw new CliException(ExitCodes.FAILURE, "cannot listen on " + listen + ": " + e.getMessage(), e);
+        }
+        out.printf(
+                "agentjail proxy listening on %s%s (policy %s, audit log %s, session %s)%n",
+                HostPorts.format(bound),
+                unixSocket != null ? " and unix:" + unixSocket : "",
+                policyFile,
+                logPath,
+                config.session());
+        out.flush();
+        stopped.await();
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,38 @@
+package dev.agentjail.jail;
+
+import java.nio.file.Path;
+
+/** Fixed paths inside the jail and the checks every path handed to bwrap must pass. */
+public final class JailPaths {
+    /** Where agentjail-init is bound read-only inside the jail. */
+    public static final Path INIT = Path.of("/run/agentjail/agentjail-init");
+    /** Where the host proxy's hand-off socket is bound read-only inside the jail. */
+    public static final Path HANDOFF_SOCKET = Path.of("/run/agentjail/handoff.sock");
+
+    private JailPaths() {}
+
+    /** Rejects relative and non-normalized paths: bwrap resolves them against its own cwd, not ours. */
+    public static Path absolute(Path path, String what) {
+        if (path == null) {
+            throw new IllegalArgumentException(what + " is missing");
+        }
+        if (!path.isAbsolute() || !path.normalize().equals(path)) {
+            throw new IllegalArgumentException(what + " must be an absolute, normalized path: " + path);
+        }
+        return path;
+    }
+
+    /** Accepts only a plain relative path that stays below its base (no "..", no leading "/"). */
+    public static Path relative(Path path, String what) {
+        if (path == null) {
+            throw new IllegalArgumentException(what + " is missing");
+        }
+        if (path.isAbsolute()
+                || path.toString().isEmpty()
+                || !path.normalize().equals(path)
+                || path.startsWith("..")) {
+            throw new IllegalArgumentException(what + " must be a relative path below its base: " + path);
+        }
+        return path;
+    }
+}

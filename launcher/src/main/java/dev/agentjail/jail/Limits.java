@@ -1,0 +1,61 @@
+package dev.agentjail.jail;
+
+/**
+ * Resource caps of one jail: rlimits that agentjail-init applies before it execs the agent, and the sizes of
+ * the jail's tmpfs mounts (tmpfs memory is not counted by RLIMIT_AS, so each one needs its own cap).
+ *
+ * @param openFiles RLIMIT_NOFILE
+ * @param processes RLIMIT_NPROC (per user namespace on Linux 5.14 and later, see docs/jail.md)
+ * @param addressSpaceBytes RLIMIT_AS
+ * @param fileSizeBytes RLIMIT_FSIZE
+ * @param tmpBytes size of the tmpfs on /tmp
+ * @param homeBytes size of the tmpfs home
+ * @param shmBytes size of the tmpfs on /dev/shm
+ */
+public record Limits(
+        long openFiles,
+        long processes,
+        long addressSpaceBytes,
+        long fileSizeBytes,
+        long tmpBytes,
+        long homeBytes,
+        long shmBytes) {
+    /** An rlimit value meaning "no limit" (RLIM_INFINITY); not allowed for tmpfs sizes. */
+    public static final long UNLIMITED = -1;
+
+    private static final long GIB = 1L << 30;
+
+    /**
+     * Defaults that stop a fork bomb, a runaway writer and a full /tmp without getting in the way of node, the
+     * JVM or a compiler. RLIMIT_AS stays generous because V8 and the JVM reserve far more address space than they
+     * use.
+     */
+    public static final Limits DEFAULTS = new Limits(8192, 4096, 64 * GIB, 16 * GIB, 2 * GIB, 1 * GIB, 256L << 20);
+
+    public Limits {
+        rlimit(openFiles, "openFiles");
+        rlimit(processes, "processes");
+        rlimit(addressSpaceBytes, "addressSpaceBytes");
+        rlimit(fileSizeBytes, "fileSizeBytes");
+        size(tmpBytes, "tmpBytes");
+        size(homeBytes, "homeBytes");
+        size(shmBytes, "shmBytes");
+    }
+
+    /** The value as agentjail-init reads it: a decimal number or {@code unlimited}. */
+    static String initArgument(long value) {
+        return value == UNLIMITED ? "unlimited" : Long.toString(value);
+    }
+
+    private static void rlimit(long value, String name) {
+        if (value < 0 && value != UNLIMITED) {
+            throw new IllegalArgumentException(name + " must be >= 0 or UNLIMITED: " + value);
+        }
+    }
+
+    private static void size(long value, String name) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be a positive size in bytes: " + value);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package dev.agentjail.policy;
+
+import java.net.InetAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * Egress rules: allow and deny host patterns, and pinned addresses ({@code resolve}, like curl's
+ * {@code --resolve}) that count as explicitly allowed for the SSRF guard.
+ */
+public record NetworkPolicy(List<HostPattern> allow, List<HostPattern> deny, Map<String, List<InetAddress>> resolve) {
+    public NetworkPolicy {
+        allow = List.copyOf(allow);
+        deny = List.copyOf(deny);
+        resolve = resolve.entrySet().stream()
+                .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, e -> List.copyOf(e.getValue())));
+    }
+
+    public static NetworkPolicy none() {
+        return new NetworkPolicy(List.of(), List.of(), Map.of());
+    }
+
+    /**
+     * Decides on a canonical target. {@code defaultPort} is the port a pattern without a port stands
+     * for: 443 for CONNECT, 80 for plain HTTP. Deny wins over allow; an empty allow list means no
+     * network; IP literals match only IP entries.
+     */
+    public Decision decide(Target target, int defaultPort) {
+        Objects.requireNonNull(target, "target");
+        if (allow.isEmpty()) {
+            return Decision.deny(Reasons.NO_NETWORK, "-");
+        }
+        for (int i = 0; i < deny.size(); i++) {
+            if (deny.get(i).matches(target, defaultPort)) {
+                return Decision.deny(Reasons.DENIED_BY_RULE, rule("deny", i, deny.get(i)));
+            }
+        }
+        for (int i = 0; i < allow.size(); i++) {
+            if (allow.get(i).matches(target, defaultPort)) {
+                return Decision.allow(Reasons.ALLOWED, rule("allow", i, allow.get(i)));
+            }
+        }
+        return Decision.deny(Reasons.NOT_ALLOWED, "-");
+    }
+
+    /** Addresses pinned for a canonical host by {@code resolve}, or an empty list. */
+    public List<InetAddress> pinned(String canonicalHost) {
+        return resolve.getOrDefault(canonicalHost, List.of());
+    }
+
+    /**
+     * Whether the policy explicitly allows dialing this address although the SSRF guard would refuse
+     * it: the address is pinned for {@code canonicalHost} by {@code resolve}, or an allow entry names
+     * this IP literal.
+     *
+     * <p>Addresses are compared as the endpoint that is dialled: an IPv4-mapped IPv6 address equals
+     * its IPv4 address (Java dials both the same way). The port is not considered here; the decision
+     * already checked it.
+     */
+    public boolean explicitlyAllows(String canonicalHost, InetAddress address) {
+        Objects.requireNonNull(canonicalHost, "canonicalHost");
+        String wanted = endpoint(address.getAddress());
+        for (InetAddress pinnedAddress : pinned(canonicalHost)) {
+            if (endpoint(pinnedAddress.getAddress()).equals(wanted)) {
+                return true;
+            }
+        }
+        for (HostPattern pattern : allow) {
+            if (pattern.kind() == HostPattern.Kind.IP
+                    && endpoint(pattern.host()).equals(wanted)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rule(String list, int index, HostPattern pattern) {
+        return "network." + list + "[" + index + "]=" + pattern.text();
+    }
+
+    /** Canonical text of the dialled endpoint: IPv4 as a dotted quad, also when IPv4-mapped. */
+    private static String endpoint(byte[] bytes) {
+        if (bytes.length == 4) {
+            return Ipv4Literals.format(bytes, 0);
+        }
+        return Ipv6Literals.isIpv4Mapped(bytes) ? Ipv4Literals.format(bytes, 12) : Ipv6Literals.format(bytes);
+    }
+
+    private static String endpoint(String canonicalIp) {
+        String mappedPrefix = "::ffff:";
+        return canonicalIp.startsWith(mappedPrefix) && canonicalIp.indexOf('.') >= 0
+                ? canonicalIp.substring(mappedPrefix.length())
+                : canonicalIp;
+    }
+}

@@ -1,0 +1,30 @@
+package dev.agentjail.policy;
+
+/** Makes user input safe to put in an error message: at most 64 characters, controls escaped. */
+final class Quoting {
+    static final int MAX_ECHO = 64;
+
+    private Quoting() {}
+
+    /** The text in single quotes, shortened and escaped. */
+    static String quote(String text) {
+        return "'" + shorten(text) + "'";
+    }
+
+    static String shorten(String text) {
+        StringBuilder out = new StringBuilder();
+        int limit = Math.min(text.length(), MAX_ECHO);
+        for (int i = 0; i < limit; i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7F) {
+                out.append(String.format("\\x%02x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        if (text.length() > MAX_ECHO) {
+            out.append("...");
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.agentjail.policy;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Typed access to composed YAML nodes for one policy file, turning every type, key and shape
+ * problem into a {@link PolicyException} with the node's line and dotted key path.
+ */
+final class YamlNodes {
+    private static final int MAX_SUGGESTION_DISTANCE = 2;
+
+    private final String file;
+
+    YamlNodes(String file) {
+        this.file = file;
+    }
+
+    PolicyException error(Node node, String key, String problem) {
+        return new PolicyException(file, node.getStartMark().getLine() + 1, key, problem);
+    }
+
+    static String child(String parent, String key) {
+        String shown = Quoting.shorten(key);
+        return parent.isEmpty() ? shown : parent + "." + shown;
+    }
+
+    static String describe(Node node) {
+        if (node instanceof MappingNode) {
+            return "a mapping";
+        }
+        if (node instanceof SequenceNode) {
+            return "a list";
+        }
+        if (node.getTag().equals(Tag.NULL)) {
+            return "null";
+        }
+        return Quoting.quote(((ScalarNode) node).getValue());
+    }
+
+    /**
+     * The entries of a mapping by key text, in file order. Duplicate keys are refused here because
+     * composing (unlike constructing) does not apply snakeyaml's duplicate-key check. {@code
+     * allowedKeys} null means any key is allowed.
+     */
+    Map<String, Node> mapping(Node node, String path, Set<String> allowedKeys) throws PolicyException {
+        String shownPath = path.isEmpty() ? "-" : path;
+        rejectAnchor(node, shownPath);
+        if (!(node instanceof MappingNode mapping)) {
+            throw error(node, shownPath, "expected a mapping, got " + describe(node));
+        }
+        Map<String, Node> entries = new LinkedHashMap<>();
+        for (NodeTuple tuple : mapping.getValue()) {
+            Node keyNode = tuple.getKeyNode();
+            rejectAnchor(keyNode, shownPath);
+            if (!(keyNode instanceof ScalarNode scalarKey) || keyNode.getTag().equals(Tag.NULL)) {
+                throw error(keyNode, shownPath, "keys must be strings, got " + describe(keyNode));
+            }
+            String key = scalarKey.getValue();
+            if (allowedKeys != null && !allowedKeys.contains(key)) {
+                throw error(keyNode, child(path, key), unknownKey(key, allowedKeys));
+            }
+            if (entries.containsKey(key)) {
+                throw error(keyNode, child(path, key), "duplicate key " + Quoting.quote(key));
+            }
+            entries.put(key, tuple.getValueNode());
+        }
+        return entries;
+    }
+
+    List<Node> sequence(Node node, String path) throws PolicyException {
+        rejectAnchor(node, path);
+        if (!(node instanceof SequenceNode sequence)) {
+            throw error(node, path, "expected a list, got " + describe(node));
+        }
+        List<Node> items = new ArrayList<>(sequence.getValue());
+        for (int i = 0; i < items.size(); i++) {
+            rejectAnchor(items.get(i), path + "[" + i + "]");
+        }
+        return items;
+    }
+
+    String string(Node node, String path) throws PolicyException {
+        rejectAnchor(node, path);
+        if (!(node instanceof ScalarNode scalar) || node.getTag().equals(Tag.NULL)) {
+            throw error(node, path, "expected a string, got " + describe(node));
+        }
+        return scalar.getValue();
+    }
+
+    int integer(Node node, String path) throws PolicyException {
+        rejectAnchor(node, path);
+        if (node instanceof ScalarNode scalar
+                && node.getTag().equals(Tag.INT)
+                && scalar.getValue().matches("[0-9]{1,9}")) {
+            return Integer.parseInt(scalar.getValue());
+        }
+        throw error(node, path, "expected an integer, got " + describe(node));
+    }
+
+    /**
+     * An alias resolves to its anchored node, so refusing anchors refuses aliases too; nothing in a
+     * policy needs them and they are the raw material of YAML bombs.
+     */
+    private void rejectAnchor(Node node, String path) throws PolicyException {
+        if (node.getAnchor() != null) {
+            throw error(node, path, "anchors and aliases are not allowed");
+        }
+    }
+
+    private static String unknownKey(String key, Set<String> allowedKeys) {
+        Optional<String> nearest = nearest(key, allowedKeys);
+        String hint = nearest.isPresent()
+                ? "did you mean " + Quoting.quote(nearest.get()) + "?"
+                : "expected one of: " + String.join(", ", new TreeSet<>(allowedKeys));
+        return "unknown key " + Quoting.quote(key) + " (" + hint + ")";
+    }
+
+    /** The valid key with the smallest edit distance, if it is close enough to be a typo. */
+    static Optional<String> nearest(String key, Set<String> candidates) {
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String candidate : new TreeSet<>(candidates)) {
+            int distance = editDistance(key, candidate);
+            if (distance < bestDistance) {
+                best = candidate;
+                bestDistance = distance;
+            }
+        }
+        boolean typo = bestDistance <= MAX_SUGGESTION_DISTANCE && bestDistance < key.length();
+        return typo ? Optional.of(best) : Optional.empty();
+    }
+
+    /** Levenshtein distance; inputs are short keys, and long ones are cut to keep this cheap. */
+    static int editDistance(String a, String b) {
+        String left = a.length() > Quoting.MAX_ECHO ? a.substring(0, Quoting.MAX_ECHO) : a;
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= left.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitution = previous[j - 1] + (left.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+}

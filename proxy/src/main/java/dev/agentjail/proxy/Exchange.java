@@ -1,0 +1,115 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.audit.AuditRecord;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.util.ReferenceCountUtil;
+import java.net.InetAddress;
+import java.time.Instant;
+import java.util.ArrayDeque;
+
+/**
+ * One request in flight on a client connection, from its head to its audit record. Lives on the
+ * connection's event loop only.
+ */
+final class Exchange {
+    /** Where the exchange is. */
+    enum Phase {
+        /** Denied or rejected: the rest of the request body is read and dropped. */
+        DISCARD,
+        /** Waiting for DNS, the SSRF guard and the upstream connection; body parts are held. */
+        DIALING,
+        /** Connected: body parts stream upstream, the response streams back. */
+        FORWARDING
+    }
+
+    final HttpRequest request;
+    final Instant started;
+    final long startNanos;
+    final Target target;
+    final String scheme;
+    final String path;
+    final boolean connect;
+    final boolean clientKeepAlive;
+    final boolean expectContinue;
+    final String rule;
+    final ArrayDeque<Object> held = new ArrayDeque<>();
+
+    Phase phase;
+    boolean requestComplete;
+    boolean responseStarted;
+    boolean closeAfter;
+    int status;
+    long bytesOut;
+    long bytesIn;
+    InetAddress dialled;
+    String error;
+
+    Exchange(
+            HttpRequest request,
+            Instant started,
+            long startNanos,
+            Target target,
+            String scheme,
+            String path,
+            boolean connect,
+            boolean clientKeepAlive,
+            boolean expectContinue,
+            String rule,
+            Phase phase) {
+        this.request = request;
+        this.started = started;
+        this.startNanos = startNanos;
+        this.target = target;
+        this.scheme = scheme;
+        this.path = path;
+        this.connect = connect;
+        this.clientKeepAlive = clientKeepAlive;
+        this.expectContinue = expectContinue;
+        this.rule = rule;
+        this.phase = phase;
+    }
+
+    /** The audit record of this exchange so far; the caller adds the decision and outcome. */
+    AuditRecord.Builder record(String session, String client, long nowNanos) {
+        AuditRecord.Builder b = AuditRecord.builder()
+                .ts(started)
+                .session(session)
+                .method(request.method().name())
+                .scheme(scheme)
+                .path(path)
+                .rule(rule)
+                .status(status)
+                .bytesOut(bytesOut)
+                .bytesIn(bytesIn)
+                .durationMs((nowNanos - startNanos) / 1_000_000)
+                .tls(connect && status == 200 ? AuditRecord.TLS_TUNNEL : AuditRecord.TLS_NONE)
+                .client(client);
+        if (target != null) {
+            b.host(target.host()).port(target.port());
+        }
+        if (error != null) {
+            b.error(error);
+        }
+        if (dialled != null) {
+            b.resolvedIp(dialled.getHostAddress());
+        }
+        return b;
+    }
+
+    void releaseHeld() {
+        Object o;
+        while ((o = held.poll()) != null) {
+            ReferenceCountUtil.release(o);
+        }
+    }
+
+    static boolean isLast(Object msg) {
+        return msg instanceof io.netty.handler.codec.http.LastHttpContent;
+    }
+
+    static long size(HttpContent c) {
+        return c.content().readableBytes();
+    }
+}

@@ -1,0 +1,606 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.policy.Decision;
+import dev.agentjail.policy.Reasons;
+import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.AuditUnavailableException;
+import dev.agentjail.proxy.http.MalformedRequest;
+import dev.agentjail.proxy.route.RequestRouter;
+import dev.agentjail.proxy.route.Routing;
+import dev.agentjail.proxy.upstream.DialOutcome;
+import dev.agentjail.proxy.upstream.Dialer;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drives one client connection: takes decoded requests one at a time, decides on each, and either
+ * refuses it (with its audit record first), forwards it to the upstream over a connection pinned to
+ * this event loop, or turns the connection into a CONNECT tunnel.
+ *
+ * <p>Requests pipelined behind the one in flight wait in order; reading from the client pauses
+ * while a response is outstanding, so that queue stays small.
+ */
+final class ExchangeHandler extends ChannelInboundHandlerAdapter {
+    static final String NAME = "exchange";
+
+    private final ProxyRuntime runtime;
+    private final ProxyResponseEncoder encoder;
+    private final RequestRouter router;
+    private final Dialer dialer;
+    private final ArrayDeque<Object> queued = new ArrayDeque<>();
+
+    private ChannelHandlerContext ctx;
+    private Exchange current;
+    private UpstreamConnection upstream;
+    private ScheduledFuture<?> idleTimer;
+    private boolean closing;
+
+    ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
+        this.runtime = runtime;
+        this.encoder = encoder;
+        this.router = runtime.router();
+        this.dialer = runtime.dialer();
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        armIdleTimer();
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (closing) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (current != null && (current.requestComplete || msg instanceof HttpRequest || msg instanceof MalformedRequest)
+                && !(current.connect && msg instanceof ByteBuf)) {
+            if (msg instanceof MalformedRequest m && !current.requestComplete) {
+                // A timeout or framing error in the body of the request in flight: it can't complete.
+                failInFlight(m);
+                return;
+            }
+            queued.add(msg);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        dispatch(msg);
+    }
+
+    private void dispatch(Object msg) {
+        if (msg instanceof MalformedRequest m) {
+            refuseMalformed(m);
+        } else if (msg instanceof HttpRequest request) {
+            onRequest(request);
+        } else if (msg instanceof HttpContent content) {
+            onRequestContent(content);
+        } else if (msg instanceof ByteBuf raw && current != null && current.connect) {
+            current.held.add(raw);
+            ctx.channel().config().setAutoRead(false);
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void onRequest(HttpRequest request) {
+        cancelIdleTimer();
+        long startNanos = System.nanoTime();
+        var started = runtime.clock().instant();
+        if (!runtime.audit().healthy()) {
+            refuseUnrecorded(request, started, startNanos);
+            return;
+        }
+        Routing routing = router.route(request);
+        if (routing instanceof Routing.Rejected r) {
+            Exchange ex = newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
+            refuse(ex, AuditRecord.ERROR, r.status(), r.reason(), r.detail(), true);
+            return;
+        }
+        Routing.Routed routed = (Routing.Routed) routing;
+        Decision decision = routed.decision();
+        String path = routed.originForm() == null ? null : stripQuery(routed.originForm());
+        Exchange ex = newExchange(
+                request,
+                started,
+                startNanos,
+                routed.target(),
+                routed.scheme(),
+                path,
+                routed.connect(),
+                decision.rule(),
+                Exchange.Phase.DISCARD);
+        if (!decision.allowed()) {
+            refuse(
+                    ex,
+                    AuditRecord.DENY,
+                    HttpResponseStatus.FORBIDDEN,
+                    decision.reason(),
+                    describe(ex) + " denied by policy",
+                    routed.connect() || hasBody(request));
+            return;
+        }
+        String expect = request.headers().get(HttpHeaderNames.EXPECT);
+        if (expect != null && !expect.equalsIgnoreCase("100-continue")) {
+            refuse(
+                    ex,
+                    AuditRecord.ERROR,
+                    HttpResponseStatus.EXPECTATION_FAILED,
+                    ProxyReasons.EXPECTATION_FAILED,
+                    "unsupported Expect value",
+                    true);
+            return;
+        }
+        ex.phase = Exchange.Phase.DIALING;
+        current = ex;
+        ctx.channel().config().setAutoRead(false);
+        if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
+            startForwarding(ex);
+            return;
+        }
+        if (upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
+        dial(ex);
+    }
+
+    private void dial(Exchange ex) {
+        UpstreamConnection conn = ex.connect ? null : new UpstreamConnection(this, ex.target, runtime);
+        ChannelInitializer<Channel> init = new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                if (conn != null) {
+                    conn.initPipeline(ch);
+                }
+            }
+        };
+        Future<DialOutcome> f = dialer.dial(ctx.channel().eventLoop(), ex.target, init);
+        f.addListener(done -> onDialled(ex, conn, f.getNow()));
+    }
+
+    private void onDialled(Exchange ex, UpstreamConnection conn, DialOutcome outcome) {
+        if (current != ex || closing) {
+            if (outcome instanceof DialOutcome.Connected c) {
+                c.channel().close();
+            }
+            return;
+        }
+        switch (outcome) {
+            case DialOutcome.Refused r -> {
+                ex.dialled = r.address();
+                ex.phase = Exchange.Phase.DISCARD;
+                refuse(
+                        ex,
+                        AuditRecord.DENY,
+                        HttpResponseStatus.FORBIDDEN,
+                        r.reason(),
+                        describe(ex) + " refused: " + ex.target.host() + " resolves to a non-public address",
+                        true);
+            }
+            case DialOutcome.Failed fail -> {
+                ex.dialled = fail.address();
+                ex.phase = Exchange.Phase.DISCARD;
+                refuse(ex, AuditRecord.ERROR, fail.status(), fail.reason(), fail.detail(), true);
+            }
+            case DialOutcome.Connected c -> {
+                ex.dialled = c.address();
+                if (ex.connect) {
+                    TunnelSwitch.establish(ctx, c.channel(), ex, runtime);
+                    current = null;
+                    closing = true;
+                } else {
+                    conn.attach(c.channel());
+                    upstream = conn;
+                    startForwarding(ex);
+                }
+            }
+        }
+    }
+
+    private void startForwarding(Exchange ex) {
+        ex.phase = Exchange.Phase.FORWARDING;
+        upstream.send(ex);
+        if (ex.expectContinue) {
+            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+        Object o;
+        while ((o = ex.held.poll()) != null) {
+            forwardContent((HttpContent) o);
+        }
+        if (!ex.requestComplete) {
+            ctx.channel().config().setAutoRead(upstream.writable());
+        }
+    }
+
+    private void onRequestContent(HttpContent content) {
+        Exchange ex = current;
+        if (ex == null) {
+            content.release();
+            return;
+        }
+        switch (ex.phase) {
+            case DISCARD -> {
+                content.release();
+                if (content instanceof LastHttpContent) {
+                    ex.requestComplete = true;
+                    finishExchange(ex);
+                }
+            }
+            case DIALING -> {
+                if (content instanceof LastHttpContent) {
+                    ex.requestComplete = true;
+                }
+                ex.held.add(content);
+            }
+            case FORWARDING -> forwardContent(content);
+        }
+    }
+
+    private void forwardContent(HttpContent content) {
+        Exchange ex = current;
+        ex.bytesOut += Exchange.size(content);
+        boolean last = content instanceof LastHttpContent;
+        if (last) {
+            ex.requestComplete = true;
+            ctx.channel().config().setAutoRead(false);
+        }
+        upstream.write(content, last);
+        if (!last && !upstream.writable()) {
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (upstream != null) {
+            upstream.flush();
+        }
+        ctx.fireChannelReadComplete();
+    }
+
+    // ---- callbacks from the upstream connection (same event loop) ----
+
+    void onResponseHead(HttpResponse response, boolean head) {
+        Exchange ex = current;
+        encoder.answeringHead(head);
+        ex.responseStarted = true;
+        ex.status = response.status().code();
+        if (!ex.clientKeepAlive) {
+            ex.closeAfter = true;
+        }
+        if (ex.closeAfter) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        ctx.write(response);
+    }
+
+    void onResponseContent(HttpContent content) {
+        Exchange ex = current;
+        ex.bytesIn += Exchange.size(content);
+        if (content instanceof LastHttpContent last) {
+            completeExchange(ex, last);
+            return;
+        }
+        ctx.write(content);
+    }
+
+    void onUpstreamReadComplete() {
+        ctx.flush();
+        if (upstream != null && !ctx.channel().isWritable()) {
+            upstream.pauseReading();
+        }
+    }
+
+    /** The upstream failed or closed before the response completed. */
+    void onUpstreamFailure(HttpResponseStatus status, String reason, String detail) {
+        Exchange ex = current;
+        upstream = null;
+        if (ex == null) {
+            return;
+        }
+        if (!ex.responseStarted) {
+            ex.phase = Exchange.Phase.DISCARD;
+            refuse(ex, AuditRecord.ERROR, status, reason, detail, true);
+        } else {
+            recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                    .decision(AuditRecord.ERROR)
+                    .reason(reason)
+                    .error(detail)
+                    .build());
+            current = null;
+            closeNow();
+        }
+    }
+
+    private void completeExchange(Exchange ex, LastHttpContent last) {
+        AuditRecord record = ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                .decision(AuditRecord.ALLOW)
+                .reason(Reasons.ALLOWED)
+                .build();
+        try {
+            runtime.audit().append(record);
+        } catch (AuditUnavailableException e) {
+            // The response must not complete without its record: cut the connection instead.
+            last.release();
+            current = null;
+            closeNow();
+            return;
+        }
+        if (!ex.requestComplete) {
+            // Early response: the rest of the body can't be trusted to frame the next request.
+            ex.closeAfter = true;
+        }
+        if (ex.closeAfter && upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
+        var write = ctx.writeAndFlush(last);
+        if (upstream != null) {
+            upstream.released();
+        }
+        current = null;
+        if (ex.closeAfter) {
+            closing = true;
+            write.addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        resumeAfterExchange();
+    }
+
+    private void finishExchange(Exchange ex) {
+        if (current == ex) {
+            current = null;
+        }
+        resumeAfterExchange();
+    }
+
+    private void resumeAfterExchange() {
+        while (current == null && !closing && !queued.isEmpty()) {
+            dispatch(queued.poll());
+        }
+        if (current == null && !closing) {
+            armIdleTimer();
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    // ---- refusals ----
+
+    private void refuse(
+            Exchange ex, String decision, HttpResponseStatus status, String reason, String line, boolean close) {
+        ex.status = status.code();
+        AuditRecord record = ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                .decision(decision)
+                .reason(reason)
+                .build();
+        try {
+            runtime.audit().append(record);
+        } catch (AuditUnavailableException e) {
+            status = HttpResponseStatus.SERVICE_UNAVAILABLE;
+            reason = ProxyReasons.AUDIT_UNAVAILABLE;
+            line = "the audit log cannot be written; no request is served until it can";
+            close = true;
+        }
+        ex.releaseHeld();
+        boolean closeNow = close || !ex.clientKeepAlive;
+        encoder.answeringHead(ex.request.method().equals(io.netty.handler.codec.http.HttpMethod.HEAD));
+        var write = ctx.writeAndFlush(Responses.refusal(ctx.alloc(), status, reason, ex.rule, line, closeNow));
+        if (closeNow) {
+            closing = true;
+            current = null;
+            write.addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        current = ex;
+        ex.phase = Exchange.Phase.DISCARD;
+        if (ex.requestComplete) {
+            finishExchange(ex);
+        } else {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void refuseMalformed(MalformedRequest m) {
+        AuditRecord record = AuditRecord.builder()
+                .ts(runtime.clock().instant())
+                .session(runtime.session())
+                .decision(AuditRecord.ERROR)
+                .reason(m.reason())
+                .rule("-")
+                .status(m.status().code())
+                .tls(AuditRecord.TLS_NONE)
+                .client(clientAddress())
+                .error(m.detail())
+                .firstBytesSha256(m.firstBytesSha256())
+                .build();
+        recordQuietly(record);
+        closing = true;
+        encoder.answeringHead(false);
+        ctx.writeAndFlush(Responses.refusal(ctx.alloc(), m.status(), m.reason(), "-", m.detail(), true))
+                .addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void failInFlight(MalformedRequest m) {
+        Exchange ex = current;
+        if (ex.phase == Exchange.Phase.DISCARD) {
+            // Already refused and recorded; the body it was discarding stalled or broke.
+            current = null;
+            closeNow();
+            return;
+        }
+        if (!ex.responseStarted) {
+            if (upstream != null) {
+                upstream.close();
+                upstream = null;
+            }
+            ex.phase = Exchange.Phase.DISCARD;
+            ex.error = m.detail();
+            refuse(ex, AuditRecord.ERROR, m.status(), m.reason(), m.detail(), true);
+            return;
+        }
+        recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                .decision(AuditRecord.ERROR)
+                .reason(m.reason())
+                .error(m.detail())
+                .build());
+        current = null;
+        closeNow();
+    }
+
+    private void refuseUnrecorded(HttpRequest request, java.time.Instant started, long startNanos) {
+        Exchange ex = newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
+        refuse(
+                ex,
+                AuditRecord.ERROR,
+                HttpResponseStatus.SERVICE_UNAVAILABLE,
+                ProxyReasons.AUDIT_UNAVAILABLE,
+                "the audit log cannot be written; no request is served until it can",
+                true);
+    }
+
+    // ---- lifecycle ----
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        cancelIdleTimer();
+        Exchange ex = current;
+        current = null;
+        if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
+            recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                    .decision(AuditRecord.ERROR)
+                    .reason(ProxyReasons.CLIENT_CLOSED)
+                    .error("client closed the connection before the exchange completed")
+                    .build());
+        }
+        if (ex != null) {
+            ex.releaseHeld();
+        }
+        if (upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
+        Object o;
+        while ((o = queued.poll()) != null) {
+            ReferenceCountUtil.release(o);
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable() && upstream != null) {
+            upstream.resumeReading();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    /** Called by the upstream when it can take more request body again. */
+    void onUpstreamWritable() {
+        if (current != null && !current.requestComplete && !closing) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // I/O errors on the client socket (reset by peer, …): the inactive event records the exchange.
+        closeNow();
+    }
+
+    private void closeNow() {
+        closing = true;
+        if (upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
+        ctx.close();
+    }
+
+    private void armIdleTimer() {
+        cancelIdleTimer();
+        long idle = runtime.timeouts().idle().toMillis();
+        idleTimer = ctx.executor().schedule(() -> {
+            if (current == null) {
+                closeNow();
+            }
+        }, idle, TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelIdleTimer() {
+        if (idleTimer != null) {
+            idleTimer.cancel(false);
+            idleTimer = null;
+        }
+    }
+
+    private void recordQuietly(AuditRecord record) {
+        try {
+            runtime.audit().append(record);
+        } catch (AuditUnavailableException e) {
+            // Already refusing or closing; the sink reports itself unhealthy to the operator.
+        }
+    }
+
+    private Exchange newExchange(
+            HttpRequest request,
+            java.time.Instant started,
+            long startNanos,
+            Target target,
+            String scheme,
+            String path,
+            boolean connect,
+            String rule,
+            Exchange.Phase phase) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request) && !connect;
+        boolean expectContinue = HttpUtil.is100ContinueExpected(request);
+        Exchange ex = new Exchange(
+                request, started, startNanos, target, scheme, path, connect, keepAlive, expectContinue, rule, phase);
+        current = ex;
+        return ex;
+    }
+
+    String clientAddress() {
+        var remote = ctx.channel().remoteAddress();
+        return remote == null ? null : remote.toString().replaceFirst("^/", "");
+    }
+
+    private static String describe(Exchange ex) {
+        return (ex.connect ? "CONNECT " : ex.request.method().name() + " http://") + ex.target.authority();
+    }
+
+    private static boolean hasBody(HttpRequest request) {
+        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
+                || HttpUtil.getContentLength(request, 0L) > 0;
+    }
+
+    private static String stripQuery(String originForm) {
+        int q = originForm.indexOf('?');
+        return q < 0 ? originForm : originForm.substring(0, q);
+    }
+}

@@ -1,0 +1,25 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.proxy.audit.AuditSink;
+import dev.agentjail.proxy.route.RequestRouter;
+import dev.agentjail.proxy.upstream.Dialer;
+import java.time.Clock;
+
+/** What every connection of one proxy shares: its configuration and the stateless helpers built from it. */
+record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer) {
+    String session() {
+        return config.session();
+    }
+
+    AuditSink audit() {
+        return config.audit();
+    }
+
+    Clock clock() {
+        return config.clock();
+    }
+
+    Timeouts timeouts() {
+        return config.timeouts();
+    }
+}

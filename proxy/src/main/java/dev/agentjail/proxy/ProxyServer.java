@@ -1,0 +1,118 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.proxy.http.StrictRequestDecoder;
+import dev.agentjail.proxy.route.RequestRouter;
+import dev.agentjail.proxy.upstream.Dialer;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The proxy server: owns the event loops and the listeners (TCP, Unix socket, or a listening socket
+ * handed over from inside a jail) and gives every accepted connection the request pipeline.
+ */
+public final class ProxyServer implements AutoCloseable {
+    static final String DECODER = "decoder";
+    static final String TIMEOUTS = "timeouts";
+
+    private final ProxyRuntime runtime;
+    private final EventLoopGroup group;
+    private final boolean epoll;
+    private final List<Channel> listeners = new CopyOnWriteArrayList<>();
+
+    public ProxyServer(ProxyConfig config) {
+        this.epoll = Epoll.isAvailable();
+        this.group = new MultiThreadIoEventLoopGroup(
+                config.ioThreads(), epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        Class<? extends Channel> clientClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+        this.runtime = new ProxyRuntime(
+                config,
+                new RequestRouter(config.network()),
+                new Dialer(config.network(), config.resolver(), clientClass, config.timeouts().connect()));
+    }
+
+    /** Listens on a TCP address (port 0 picks a free port) and returns the bound address. */
+    public InetSocketAddress listen(InetSocketAddress address) throws InterruptedException {
+        Class<? extends ServerChannel> serverClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        Channel ch = bootstrap()
+                .channel(serverClass)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .bind(address)
+                .sync()
+                .channel();
+        listeners.add(ch);
+        return (InetSocketAddress) ch.localAddress();
+    }
+
+    /** Listens on a Unix domain socket at {@code path} (Linux only); the file is replaced if present. */
+    public void listenUnix(Path path) throws Exception {
+        if (!epoll) {
+            throw new IllegalStateException("Unix socket listeners need the native epoll transport");
+        }
+        Files.deleteIfExists(path);
+        Channel ch = bootstrap()
+                .channel(EpollServerDomainSocketChannel.class)
+                .bind(new DomainSocketAddress(path.toFile()))
+                .sync()
+                .channel();
+        listeners.add(ch);
+    }
+
+    /** Serves connections accepted on an already bound and listening TCP socket, such as one handed over from a jail. */
+    public void adopt(int fd) throws InterruptedException {
+        if (!epoll) {
+            throw new IllegalStateException("adopting a listening socket needs the native epoll transport");
+        }
+        Channel ch = bootstrap()
+                .channelFactory(() -> new EpollServerSocketChannel(fd))
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .register()
+                .sync()
+                .channel();
+        listeners.add(ch);
+    }
+
+    private ServerBootstrap bootstrap() {
+        return new ServerBootstrap()
+                .group(group)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childHandler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ProxyResponseEncoder encoder = new ProxyResponseEncoder();
+                        ch.pipeline()
+                                .addLast(DECODER, new StrictRequestDecoder(runtime.config().limits()))
+                                .addLast(TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
+                                .addLast(ProxyResponseEncoder.NAME, encoder)
+                                .addLast(ExchangeHandler.NAME, new ExchangeHandler(runtime, encoder));
+                    }
+                });
+    }
+
+    @Override
+    public void close() {
+        for (Channel ch : listeners) {
+            ch.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,90 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.policy.Reasons;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.AuditUnavailableException;
+import dev.agentjail.proxy.http.StrictRequestDecoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Turns a client connection whose CONNECT was allowed and dialled into a raw byte tunnel: answers
+ * 200, removes the HTTP handlers and relays bytes both ways; the audit record is written when the
+ * tunnel closes.
+ */
+final class TunnelSwitch {
+    private static final byte[] ESTABLISHED =
+            "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    private TunnelSwitch() {}
+
+    static void establish(ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime) {
+        Channel client = ctx.channel();
+        ex.status = 200;
+        String clientAddress = client.remoteAddress() == null ? null : client.remoteAddress().toString().replaceFirst("^/", "");
+        Tunnel tunnel = new Tunnel(ex, runtime, clientAddress);
+        long idle = runtime.timeouts().tunnelIdle().toMillis();
+
+        ChannelPipeline up = upstream.pipeline();
+        up.addLast(TunnelRelay.NAME, new TunnelRelay(client, tunnel, false));
+
+        ChannelPipeline cp = client.pipeline();
+        cp.addLast("tunnel-idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+        cp.addLast(TunnelRelay.NAME, new TunnelRelay(upstream, tunnel, true));
+        cp.remove(ProxyServer.TIMEOUTS);
+        cp.remove(ProxyResponseEncoder.NAME);
+        // Removing the decoder hands any bytes it still holds to the exchange handler, which holds them.
+        cp.remove(StrictRequestDecoder.class);
+        client.writeAndFlush(Unpooled.wrappedBuffer(ESTABLISHED));
+        // Bytes the client sent early (e.g. a ClientHello) go first, in order.
+        ByteBuf early;
+        while ((early = (ByteBuf) ex.held.poll()) != null) {
+            tunnel.bytesOut += early.readableBytes();
+            upstream.write(early);
+        }
+        upstream.flush();
+        cp.remove(ExchangeHandler.NAME);
+        upstream.config().setAutoRead(true);
+        client.config().setAutoRead(true);
+    }
+
+    /** The shared state of one tunnel: its byte counts and whether its record was written. */
+    static final class Tunnel {
+        private final Exchange ex;
+        private final ProxyRuntime runtime;
+        private final String client;
+        long bytesOut;
+        long bytesIn;
+        private boolean recorded;
+
+        Tunnel(Exchange ex, ProxyRuntime runtime, String client) {
+            this.ex = ex;
+            this.runtime = runtime;
+            this.client = client;
+        }
+
+        void closed() {
+            if (recorded) {
+                return;
+            }
+            recorded = true;
+            ex.bytesOut = bytesOut;
+            ex.bytesIn = bytesIn;
+            try {
+                runtime.audit()
+                        .append(ex.record(runtime.session(), client, System.nanoTime())
+                                .decision(AuditRecord.ALLOW)
+                                .reason(Reasons.ALLOWED)
+                                .build());
+            } catch (AuditUnavailableException e) {
+                // The sink is unhealthy and says so; new requests are refused until it recovers.
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.agentjail.proxy.audit;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+
+/** Writes an {@link AuditRecord} as one line of JSON in the documented v1 field order. */
+public final class AuditJson {
+
+    private static final DateTimeFormatter TS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    private AuditJson() {}
+
+    /** The record as a JSON object followed by {@code \n}; the result is pure JSON text for any field content. */
+    public static String toLine(AuditRecord r) {
+        StringBuilder out = new StringBuilder(256);
+        out.append("{\"v\":").append(AuditRecord.SCHEMA_VERSION);
+        string(out, "kind", r.kind());
+        string(out, "ts", formatTs(r.ts()));
+        string(out, "session", r.session());
+        string(out, "decision", r.decision());
+        string(out, "reason", r.reason());
+        string(out, "rule", r.rule());
+        string(out, "method", r.method());
+        string(out, "scheme", r.scheme());
+        string(out, "host", r.host());
+        positive(out, "port", r.port());
+        string(out, "path", r.path());
+        positive(out, "status", r.status());
+        number(out, "bytes_out", r.bytesOut());
+        number(out, "bytes_in", r.bytesIn());
+        number(out, "duration_ms", r.durationMs());
+        string(out, "tls", r.tls());
+        string(out, "client", r.client());
+        string(out, "resolved_ip", r.resolvedIp());
+        string(out, "error", r.error());
+        string(out, "first_bytes_sha256", r.firstBytesSha256());
+        return out.append("}\n").toString();
+    }
+
+    /** RFC 3339 in UTC with exactly three fraction digits, e.g. {@code 2026-11-30T09:44:07.123Z}. */
+    static String formatTs(Instant ts) {
+        return TS.format(ts.truncatedTo(ChronoUnit.MILLIS));
+    }
+
+    /**
+     * Escapes {@code value} as the body of a JSON string. Control characters (C0, DEL, C1) become six-character
+     * unicode escapes so that reading the log in a terminal cannot replay escape sequences from a request;
+     * U+2028/U+2029 are escaped for JavaScript readers; a lone surrogate becomes U+FFFD so the output is always valid
+     * UTF-8.
+     */
+    static void escape(StringBuilder out, String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '"' || c == '\\') {
+                out.append('\\').append(c);
+            } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029') {
+                unicodeEscape(out, c);
+            } else if (Character.isHighSurrogate(c)
+                    && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1))) {
+                out.append(c).append(value.charAt(++i));
+            } else if (Character.isSurrogate(c)) {
+                unicodeEscape(out, '\uFFFD');
+            } else {
+                out.append(c);
+            }
+        }
+    }
+
+    private static void unicodeEscape(StringBuilder out, char c) {
+        out.append("\\u")
+                .append(HEX[(c >> 12) & 0xf])
+                .append(HEX[(c >> 8) & 0xf])
+                .append(HEX[(c >> 4) & 0xf])
+                .append(HEX[c & 0xf]);
+    }
+
+    private static void string(StringBuilder out, String name, String value) {
+        if (value != null) {
+            out.append(",\"").append(name).append("\":\"");
+            escape(out, value);
+            out.append('"');
+        }
+    }
+
+    private static void number(StringBuilder out, String name, long value) {
+        out.append(",\"").append(name).append("\":").append(value);
+    }
+
+    private static void positive(StringBuilder out, String name, int value) {
+        if (value > 0) {
+            number(out, name, value);
+        }
+    }
+}

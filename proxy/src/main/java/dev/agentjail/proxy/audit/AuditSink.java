@@ -1,0 +1,23 @@
+package dev.agentjail.proxy.audit;
+
+/**
+ * Where audit records go; an implementation that cannot store a record throws, and the proxy then fails closed.
+ *
+ * <p>Implementations are thread-safe: every connection appends from its own event loop.
+ */
+public interface AuditSink extends AutoCloseable {
+
+    /**
+     * Stores {@code record} before returning, so a response is never completed for a request that left no trace.
+     *
+     * @throws AuditUnavailableException if the record could not be stored; the request must be denied
+     */
+    void append(AuditRecord record) throws AuditUnavailableException;
+
+    /** Whether the last attempt to store a record succeeded; the operator's health signal. */
+    boolean healthy();
+
+    /** Makes everything appended so far durable and releases the sink; later appends fail. */
+    @Override
+    void close();
+}

@@ -1,0 +1,149 @@
+package dev.agentjail.proxy.upstream;
+
+import dev.agentjail.policy.HostKind;
+import dev.agentjail.policy.NetworkPolicy;
+import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.ProxyReasons;
+import dev.agentjail.proxy.net.AddressClass;
+import dev.agentjail.proxy.net.AddressClassifier;
+import dev.agentjail.proxy.net.HostResolver;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.util.concurrent.Promise;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Resolves a canonical target once, classifies every address (the SSRF guard), and connects to
+ * exactly an address that passed, on the caller's event loop.
+ *
+ * <p>Addresses come from, in order: the target itself when it is an IP literal, the policy's pinned
+ * {@code resolve} entries, or DNS. An address that is not public is dialled only when the policy
+ * allowed it explicitly.
+ */
+public final class Dialer {
+    private final NetworkPolicy network;
+    private final HostResolver resolver;
+    private final Class<? extends Channel> channelClass;
+    private final Duration connectTimeout;
+
+    public Dialer(
+            NetworkPolicy network,
+            HostResolver resolver,
+            Class<? extends Channel> channelClass,
+            Duration connectTimeout) {
+        this.network = network;
+        this.resolver = resolver;
+        this.channelClass = channelClass;
+        this.connectTimeout = connectTimeout;
+    }
+
+    /** Dials {@code target}; the promise always completes on {@code loop}. */
+    public Promise<DialOutcome> dial(EventLoop loop, Target target, ChannelHandler initializer) {
+        Promise<DialOutcome> promise = loop.newPromise();
+        List<InetAddress> pinned = network.pinned(target.host());
+        if (target.kind() != HostKind.DNS) {
+            InetAddress literal = literal(target);
+            checkAndConnect(loop, target, List.of(literal), initializer, promise);
+        } else if (!pinned.isEmpty()) {
+            checkAndConnect(loop, target, pinned, initializer, promise);
+        } else {
+            resolver.resolve(target.host()).whenComplete((addresses, error) -> loop.execute(() -> {
+                if (error != null) {
+                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                    String detail = cause instanceof UnknownHostException
+                            ? "failed to resolve " + target.host()
+                            : "failed to resolve " + target.host() + ": " + cause.getClass().getSimpleName();
+                    promise.trySuccess(
+                            new DialOutcome.Failed(HttpResponseStatus.BAD_GATEWAY, ProxyReasons.DNS_FAILURE, detail, null));
+                } else {
+                    checkAndConnect(loop, target, addresses, initializer, promise);
+                }
+            }));
+        }
+        return promise;
+    }
+
+    private void checkAndConnect(
+            EventLoop loop,
+            Target target,
+            List<InetAddress> addresses,
+            ChannelHandler initializer,
+            Promise<DialOutcome> promise) {
+        List<InetAddress> allowed = new ArrayList<>(addresses.size());
+        DialOutcome.Refused firstRefusal = null;
+        for (InetAddress address : addresses) {
+            AddressClass cls = AddressClassifier.classify(address);
+            if (cls.dialable() || network.explicitlyAllows(target.host(), address)) {
+                allowed.add(address);
+            } else if (firstRefusal == null) {
+                firstRefusal = new DialOutcome.Refused(cls.reason(), address);
+            }
+        }
+        if (allowed.isEmpty()) {
+            promise.trySuccess(
+                    firstRefusal != null
+                            ? firstRefusal
+                            : new DialOutcome.Failed(
+                                    HttpResponseStatus.BAD_GATEWAY,
+                                    ProxyReasons.DNS_FAILURE,
+                                    "no address for " + target.host(),
+                                    null));
+            return;
+        }
+        connect(loop, target, allowed, 0, initializer, promise);
+    }
+
+    private void connect(
+            EventLoop loop,
+            Target target,
+            List<InetAddress> candidates,
+            int index,
+            ChannelHandler initializer,
+            Promise<DialOutcome> promise) {
+        InetAddress address = candidates.get(index);
+        ChannelFuture f = new Bootstrap()
+                .group(loop)
+                .channel(channelClass)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
+                .option(ChannelOption.AUTO_READ, false)
+                .handler(initializer)
+                .connect(new InetSocketAddress(address, target.port()));
+        f.addListener(done -> {
+            if (done.isSuccess()) {
+                promise.trySuccess(new DialOutcome.Connected(f.channel(), address));
+            } else if (index + 1 < candidates.size()) {
+                connect(loop, target, candidates, index + 1, initializer, promise);
+            } else {
+                Throwable cause = done.cause();
+                boolean timeout = cause instanceof ConnectTimeoutException;
+                promise.trySuccess(new DialOutcome.Failed(
+                        timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
+                        timeout ? ProxyReasons.UPSTREAM_TIMEOUT : ProxyReasons.UPSTREAM_CONNECT_FAILED,
+                        "cannot connect to " + target.authority() + (timeout ? ": timed out" : ": connection refused or unreachable"),
+                        address));
+            }
+        });
+    }
+
+    private static InetAddress literal(Target target) {
+        try {
+            // The host is a canonical IP literal, so this parses without any lookup.
+            return InetAddress.getByName(target.host());
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("canonical IP literal did not parse: " + target.host(), e);
+        }
+    }
+}
