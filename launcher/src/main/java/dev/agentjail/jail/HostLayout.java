@@ -18,7 +18,8 @@ import java.util.List;
  */
 public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<Path> etcEntries) {
     /** Candidates for the system part: /usr plus the classic top-level program and library directories. */
-    public static final List<Path> SYSTEM_CANDIDATES = paths("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
+    public static final List<Path> SYSTEM_CANDIDATES =
+            paths("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
 
     /**
      * The minimum of /etc: name service and loader configuration, CA certificates, Debian's alternatives
@@ -69,7 +70,8 @@ public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<P
         for (Path candidate : SYSTEM_CANDIDATES) {
             if (Files.isSymbolicLink(candidate)) {
                 try {
-                    links.add(new RootLink(candidate, Files.readSymbolicLink(candidate).toString()));
+                    links.add(new RootLink(
+                            candidate, Files.readSymbolicLink(candidate).toString()));
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot read the symlink " + candidate, e);
                 }

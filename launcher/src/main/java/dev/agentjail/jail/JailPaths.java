@@ -27,10 +27,7 @@ public final class JailPaths {
         if (path == null) {
             throw new IllegalArgumentException(what + " is missing");
         }
-        if (path.isAbsolute()
-                || path.toString().isEmpty()
-                || !path.normalize().equals(path)
-                || path.startsWith("..")) {
+        if (path.isAbsolute() || path.toString().isEmpty() || !path.normalize().equals(path) || path.startsWith("..")) {
             throw new IllegalArgumentException(what + " must be a relative path below its base: " + path);
         }
         return path;

@@ -37,6 +37,9 @@ public final class PolicyLoader {
 
     private static final int MAX_NESTING = 20;
 
+    /** snakeyaml's problem sentences are longer than our own; they quote at most a token of input. */
+    private static final int YAML_PROBLEM_LENGTH = 120;
+
     /** UTF-8 needs at most 4 bytes per code point. */
     private static final int MAX_BYTES = 4 * MAX_CODE_POINTS;
 
@@ -99,7 +102,10 @@ public final class PolicyLoader {
                 problem = e.getContext() + " " + problem;
             }
             throw new PolicyException(
-                    sourceName, line, "-", "invalid yaml: " + Quoting.shorten(String.valueOf(problem)));
+                    sourceName,
+                    line,
+                    "-",
+                    "invalid yaml: " + Quoting.shorten(String.valueOf(problem), YAML_PROBLEM_LENGTH));
         } catch (YAMLException e) {
             // Unmarked errors are the limits (aliases, size, depth); they have no single line.
             throw new PolicyException(sourceName, 0, "-", limitProblem(String.valueOf(e.getMessage())));
@@ -117,7 +123,7 @@ public final class PolicyLoader {
         if (message.contains("exceeds the limit")) {
             return "policy larger than 1 MiB";
         }
-        return "invalid yaml: " + Quoting.shorten(message);
+        return "invalid yaml: " + Quoting.shorten(message, YAML_PROBLEM_LENGTH);
     }
 
     /** Reads at most {@link #MAX_BYTES} bytes, strictly as UTF-8, so a huge or endless file cannot exhaust memory. */

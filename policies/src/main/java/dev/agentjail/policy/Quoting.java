@@ -12,8 +12,13 @@ final class Quoting {
     }
 
     static String shorten(String text) {
+        return shorten(text, MAX_ECHO);
+    }
+
+    /** For library messages that quote a little input inside a longer sentence of their own. */
+    static String shorten(String text, int max) {
         StringBuilder out = new StringBuilder();
-        int limit = Math.min(text.length(), MAX_ECHO);
+        int limit = Math.min(text.length(), max);
         for (int i = 0; i < limit; i++) {
             char c = text.charAt(i);
             if (c < 0x20 || c == 0x7F) {
@@ -22,7 +27,7 @@ final class Quoting {
                 out.append(c);
             }
         }
-        if (text.length() > MAX_ECHO) {
+        if (text.length() > max) {
             out.append("...");
         }
         return out.toString();

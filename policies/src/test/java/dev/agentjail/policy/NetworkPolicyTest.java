@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -158,6 +159,20 @@ class NetworkPolicyTest {
         NetworkPolicy mapped = policy(List.of("[::ffff:10.0.0.1]"), List.of(), Map.of());
         assertEquals(true, mapped.explicitlyAllows("x.test", InetAddress.getByName("10.0.0.1")));
         assertEquals(false, mapped.explicitlyAllows("x.test", InetAddress.getByName("10.0.0.2")));
+    }
+
+    @Test
+    void mappedInet6AddressIsTheIpv4EndpointToo() throws Exception {
+        // Inet6Address.getByAddress keeps the mapped form that InetAddress.getByName would unmap.
+        byte[] mapped = new byte[16];
+        mapped[10] = (byte) 0xFF;
+        mapped[11] = (byte) 0xFF;
+        mapped[12] = 100;
+        mapped[13] = 64;
+        mapped[15] = 1;
+        assertEquals(true, POLICY.explicitlyAllows("anything.test", Inet6Address.getByAddress(null, mapped, -1)));
+        mapped[15] = 2;
+        assertEquals(false, POLICY.explicitlyAllows("anything.test", Inet6Address.getByAddress(null, mapped, -1)));
     }
 
     @Test

@@ -11,8 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -65,8 +67,7 @@ class PolicyLoaderTest {
 
     @Test
     void blockStyleAndAllResolveValueFormsLoad() throws Exception {
-        Policy policy = PolicyLoader.parse(
-                """
+        Policy policy = PolicyLoader.parse("""
                 version: 1
                 network:
                   allow:
@@ -74,10 +75,10 @@ class PolicyLoaderTest {
                     - '[2001:db8::1]:443'
                   resolve:
                     UPSTREAM.test.: [127.0.0.1, "::1", "[2001:DB8::2]", 127.1]
-                """,
-                "p.yaml");
+                """, "p.yaml");
         NetworkPolicy network = policy.network();
-        assertEquals(new HostPattern("upstream.test:8443", HostPattern.Kind.EXACT, "upstream.test", OptionalInt.of(8443)),
+        assertEquals(
+                new HostPattern("upstream.test:8443", HostPattern.Kind.EXACT, "upstream.test", OptionalInt.of(8443)),
                 network.allow().get(0));
         assertEquals(
                 List.of(
@@ -100,7 +101,9 @@ class PolicyLoaderTest {
 
     @Test
     void emptyNetworkMappingMeansNoNetwork() throws Exception {
-        assertEquals(NetworkPolicy.none(), PolicyLoader.parse("version: 1\nnetwork: {}\n", "p.yaml").network());
+        assertEquals(
+                NetworkPolicy.none(),
+                PolicyLoader.parse("version: 1\nnetwork: {}\n", "p.yaml").network());
     }
 
     /** Each kind of bad input and the exact message the user sees: FILE:LINE: KEY: problem. */
@@ -150,12 +153,14 @@ class PolicyLoaderTest {
                         "version: 1\nnetwork:\n  allow:\n    - a.test\n    - [b.test]\n",
                         "p.yaml:5: network.allow[1]: expected a string, got a list"),
                 arguments(
-                        "version: 1\nnetwork:\n  allow:\n    -\n", "p.yaml:4: network.allow[0]: expected a string, got null"),
+                        "version: 1\nnetwork:\n  allow:\n    -\n",
+                        "p.yaml:4: network.allow[0]: expected a string, got null"),
                 arguments(
                         "version: 1\nnetwork:\n  deny: {a.test: 1}\n",
                         "p.yaml:3: network.deny: expected a list, got a mapping"),
                 arguments(
-                        "version: 1\nnetwork:\n  ? [a]\n  : b\n", "p.yaml:3: network: keys must be strings, got a list"),
+                        "version: 1\nnetwork:\n  ? [a]\n  : b\n",
+                        "p.yaml:3: network: keys must be strings, got a list"),
                 // invalid and over-broad patterns carry the pattern's reason
                 arguments(
                         "version: 1\nnetwork:\n  allow:\n    - api.anthropic.com\n    - \"*\"\n",
@@ -241,7 +246,7 @@ class PolicyLoaderTest {
                 arguments(
                         "version: 1\nnetwork:\n\tallow: []\n",
                         "p.yaml:3: -: invalid yaml: found character '\\t(TAB)' that cannot start any token. (Do not"
-                                + " u..."),
+                                + " use \\t(TAB) for indentation)"),
                 arguments(
                         "version: 1\n---\nversion: 1\n",
                         "p.yaml:2: -: invalid yaml: expected a single document in the stream but found another"
@@ -337,10 +342,14 @@ class PolicyLoaderTest {
 
     @Test
     void nearestKeySuggestsOnlyTypos() {
-        assertEquals("allow", YamlNodes.nearest("alow", java.util.Set.of("allow", "deny", "resolve")).orElseThrow());
-        assertEquals("deny", YamlNodes.nearest("DENY".toLowerCase(java.util.Locale.ROOT), java.util.Set.of("allow", "deny"))
-                .orElseThrow());
-        assertEquals(true, YamlNodes.nearest("xyz", java.util.Set.of("allow", "deny")).isEmpty());
+        assertEquals(
+                "allow",
+                YamlNodes.nearest("alow", Set.of("allow", "deny", "resolve")).orElseThrow());
+        assertEquals(
+                "deny",
+                YamlNodes.nearest("DENY".toLowerCase(Locale.ROOT), Set.of("allow", "deny"))
+                        .orElseThrow());
+        assertEquals(true, YamlNodes.nearest("xyz", Set.of("allow", "deny")).isEmpty());
         assertEquals(3, YamlNodes.editDistance("kitten", "sitting"));
     }
 }

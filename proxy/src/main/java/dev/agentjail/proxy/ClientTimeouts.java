@@ -16,28 +16,39 @@ import java.util.concurrent.TimeUnit;
  * Bounds how long a client may take to send a request head (slowloris) and how long its body may
  * stall; when a bound is hit it passes a {@link MalformedRequest} with status 408 downstream, which
  * answers, records and closes.
+ *
+ * <p>Deadlines are plain numbers checked by one periodic task per connection, so a request costs no
+ * timer scheduling on the hot path.
  */
 final class ClientTimeouts extends ChannelInboundHandlerAdapter {
-    private final long headerMillis;
-    private final long bodyMillis;
+    private static final long NONE = Long.MAX_VALUE;
 
-    private ScheduledFuture<?> headerTimer;
-    private ScheduledFuture<?> bodyTimer;
+    private final long headerNanos;
+    private final long bodyNanos;
+    private final long tickMillis;
+
+    private long headerDeadline = NONE;
+    private long bodyDeadline = NONE;
+    private ScheduledFuture<?> ticker;
     private boolean fired;
 
     ClientTimeouts(Timeouts timeouts) {
-        this.headerMillis = timeouts.header().toMillis();
-        this.bodyMillis = timeouts.body().toMillis();
+        this.headerNanos = timeouts.header().toNanos();
+        this.bodyNanos = timeouts.body().toNanos();
+        long shortest = Math.min(timeouts.header().toMillis(), timeouts.body().toMillis());
+        this.tickMillis = Math.max(10, Math.min(1000, shortest / 4));
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        ticker = ctx.executor().scheduleWithFixedDelay(() -> check(ctx), tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == StrictRequestDecoder.HEAD_STARTED) {
-            cancel();
-            headerTimer = ctx.executor()
-                    .schedule(() -> fire(ctx, ProxyReasons.HEADER_TIMEOUT, "request head not complete in time"),
-                            headerMillis,
-                            TimeUnit.MILLISECONDS);
+            headerDeadline = System.nanoTime() + headerNanos;
+            bodyDeadline = NONE;
             return;
         }
         ctx.fireUserEventTriggered(evt);
@@ -46,35 +57,34 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof HttpRequest request) {
-            cancel();
-            if (!request.method().equals(HttpMethod.CONNECT)) {
-                armBody(ctx);
-            }
+            headerDeadline = NONE;
+            bodyDeadline = request.method().equals(HttpMethod.CONNECT) ? NONE : System.nanoTime() + bodyNanos;
         } else if (msg instanceof LastHttpContent) {
-            cancel();
+            bodyDeadline = NONE;
         } else if (msg instanceof HttpContent) {
-            armBody(ctx);
+            bodyDeadline = System.nanoTime() + bodyNanos;
         }
         ctx.fireChannelRead(msg);
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
-        cancel();
+        stop();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        cancel();
+        stop();
         ctx.fireChannelInactive();
     }
 
-    private void armBody(ChannelHandlerContext ctx) {
-        if (bodyTimer != null) {
-            bodyTimer.cancel(false);
+    private void check(ChannelHandlerContext ctx) {
+        long now = System.nanoTime();
+        if (now - headerDeadline > 0 && headerDeadline != NONE) {
+            fire(ctx, ProxyReasons.HEADER_TIMEOUT, "request head not complete in time");
+        } else if (now - bodyDeadline > 0 && bodyDeadline != NONE) {
+            fire(ctx, ProxyReasons.BODY_TIMEOUT, "request body stalled");
         }
-        bodyTimer = ctx.executor()
-                .schedule(() -> fire(ctx, ProxyReasons.BODY_TIMEOUT, "request body stalled"), bodyMillis, TimeUnit.MILLISECONDS);
     }
 
     private void fire(ChannelHandlerContext ctx, String reason, String detail) {
@@ -82,18 +92,16 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
             return;
         }
         fired = true;
-        cancel();
+        stop();
         ctx.fireChannelRead(new MalformedRequest(HttpResponseStatus.REQUEST_TIMEOUT, reason, detail, null));
     }
 
-    private void cancel() {
-        if (headerTimer != null) {
-            headerTimer.cancel(false);
-            headerTimer = null;
-        }
-        if (bodyTimer != null) {
-            bodyTimer.cancel(false);
-            bodyTimer = null;
+    private void stop() {
+        headerDeadline = NONE;
+        bodyDeadline = NONE;
+        if (ticker != null) {
+            ticker.cancel(false);
+            ticker = null;
         }
     }
 }

@@ -53,6 +53,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private Exchange current;
     private UpstreamConnection upstream;
     private ScheduledFuture<?> idleTimer;
+    private long idleSince;
     private boolean closing;
 
     ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
@@ -158,11 +159,11 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
         ex.phase = Exchange.Phase.DIALING;
         current = ex;
-        ctx.channel().config().setAutoRead(false);
         if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
             startForwarding(ex);
             return;
         }
+        ctx.channel().config().setAutoRead(false);
         if (upstream != null) {
             upstream.close();
             upstream = null;
@@ -234,7 +235,15 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             forwardContent((HttpContent) o);
         }
         if (!ex.requestComplete) {
-            ctx.channel().config().setAutoRead(upstream.writable());
+            setAutoRead(upstream.writable());
+        }
+    }
+
+    /** Changes the client's read interest only when it differs: each change costs a syscall. */
+    private void setAutoRead(boolean on) {
+        var config = ctx.channel().config();
+        if (config.isAutoRead() != on) {
+            config.setAutoRead(on);
         }
     }
 
@@ -268,7 +277,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         boolean last = content instanceof LastHttpContent;
         if (last) {
             ex.requestComplete = true;
-            ctx.channel().config().setAutoRead(false);
         }
         upstream.write(content, last);
         if (!last && !upstream.writable()) {
@@ -386,7 +394,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
         if (current == null && !closing) {
             armIdleTimer();
-            ctx.channel().config().setAutoRead(true);
+            setAutoRead(true);
         }
     }
 
@@ -488,7 +496,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        cancelIdleTimer();
+        stopIdleTimer();
         Exchange ex = current;
         current = null;
         if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
@@ -542,17 +550,25 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
+    /** Marks the connection idle from now; one periodic check per connection closes it when idle too long. */
     private void armIdleTimer() {
-        cancelIdleTimer();
-        long idle = runtime.timeouts().idle().toMillis();
-        idleTimer = ctx.executor().schedule(() -> {
-            if (current == null) {
-                closeNow();
-            }
-        }, idle, TimeUnit.MILLISECONDS);
+        idleSince = System.nanoTime();
+        if (idleTimer == null) {
+            long idle = runtime.timeouts().idle().toNanos();
+            long tick = Math.max(10, Math.min(1000, runtime.timeouts().idle().toMillis() / 4));
+            idleTimer = ctx.executor().scheduleWithFixedDelay(() -> {
+                if (current == null && idleSince != 0 && System.nanoTime() - idleSince > idle) {
+                    closeNow();
+                }
+            }, tick, tick, TimeUnit.MILLISECONDS);
+        }
     }
 
     private void cancelIdleTimer() {
+        idleSince = 0;
+    }
+
+    private void stopIdleTimer() {
         if (idleTimer != null) {
             idleTimer.cancel(false);
             idleTimer = null;

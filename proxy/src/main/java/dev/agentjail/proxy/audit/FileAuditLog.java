@@ -169,7 +169,7 @@ public final class FileAuditLog implements AuditSink {
         ByteBuffer buffer = ByteBuffer.allocate(line.length + (tornLine ? 1 : 0));
         if (tornLine) {
             // Ends the fragment of an earlier failed write so that it stays one unparsable line, not two merged.
-            // removed
+            buffer.put((byte) '\n');
         }
         buffer.put(line).flip();
         try {

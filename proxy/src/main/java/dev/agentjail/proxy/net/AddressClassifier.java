@@ -127,7 +127,7 @@ public final class AddressClassifier {
     /** Teredo carries the server IPv4 in bits 32–63 and the client's, inverted, in the last 32 bits. */
     private static AddressClass teredo(long hi, long lo) {
         // The client address is where a relay would deliver the packets, so it speaks first.
-        AddressClass client = classifyV4((int) lo);
+        AddressClass client = classifyV4(~(int) lo);
         return client != PUBLIC ? client : classifyV4((int) hi);
     }
 

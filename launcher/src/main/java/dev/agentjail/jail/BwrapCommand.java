@@ -1,0 +1,144 @@
+package dev.agentjail.jail;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Turns a {@link JailSpec} into bwrap's argv: a pure function, so the whole jail is asserted in unit tests. */
+public final class BwrapCommand {
+    private BwrapCommand() {}
+
+    /** The full argv, starting with the bwrap executable. */
+    public static List<String> argv(JailSpec spec) {
+        List<String> argv = new ArrayList<>();
+        argv.add(spec.bwrap().toString());
+        argv.addAll(options(spec));
+        return List.copyOf(argv);
+    }
+
+    /**
+     * The argv without the executable: what goes into a {@code --args} file (see {@link BwrapArgsFile}), which
+     * keeps environment values out of the host's process list.
+     */
+    public static List<String> options(JailSpec spec) {
+        Args args = new Args();
+        namespaces(spec, args);
+        environment(spec, args);
+        args.add("--seccomp", Integer.toString(spec.seccompFd()));
+        spec.statusFd().ifPresent(fd -> args.add("--json-status-fd", Integer.toString(fd)));
+        system(spec, args);
+        scratch(spec, args);
+        project(spec, args);
+        plumbing(spec, args);
+        args.add("--chdir", spec.project().toString());
+        args.add("--");
+        args.addAll(
+                InitCommand.jail(JailPaths.INIT, spec.port(), JailPaths.HANDOFF_SOCKET, spec.limits(), spec.command()));
+        return args.list;
+    }
+
+    private static void namespaces(JailSpec spec, Args args) {
+        args.add("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net");
+        // Not every kernel (or container) lets an unprivileged user create a cgroup namespace; the rest still holds.
+        args.add("--unshare-cgroup-try");
+        spec.identity().ifPresent(id -> {
+            args.add("--uid", Integer.toString(id.uid()));
+            args.add("--gid", Integer.toString(id.gid()));
+        });
+        args.add("--die-with-parent");
+        if (spec.newSession()) {
+            args.add("--new-session");
+        }
+        args.add("--cap-drop", "ALL");
+        args.add("--hostname", spec.hostname());
+    }
+
+    private static void environment(JailSpec spec, Args args) {
+        args.add("--clearenv");
+        spec.env().forEach((name, value) -> args.add("--setenv", name, value));
+    }
+
+    private static void system(JailSpec spec, Args args) {
+        HostLayout layout = spec.hostLayout();
+        for (Path dir : layout.systemDirs()) {
+            args.add("--ro-bind-try", dir.toString(), dir.toString());
+        }
+        for (HostLayout.RootLink link : layout.rootLinks()) {
+            args.add("--symlink", link.target(), link.link().toString());
+        }
+        for (Path entry : layout.etcEntries()) {
+            args.add("--ro-bind-try", entry.toString(), entry.toString());
+        }
+        SessionFiles files = spec.sessionFiles();
+        args.add("--ro-bind", files.passwd().toString(), "/etc/passwd");
+        args.add("--ro-bind", files.group().toString(), "/etc/group");
+        args.add("--ro-bind", files.hosts().toString(), "/etc/hosts");
+        args.add("--proc", "/proc");
+        args.add("--dev", "/dev");
+    }
+
+    private static void scratch(JailSpec spec, Args args) {
+        Limits limits = spec.limits();
+        args.add("--size", Long.toString(limits.shmBytes()), "--perms", "1777", "--tmpfs", "/dev/shm");
+        args.add("--size", Long.toString(limits.tmpBytes()), "--perms", "1777", "--tmpfs", "/tmp");
+        args.add(
+                "--size",
+                Long.toString(limits.homeBytes()),
+                "--perms",
+                "0700",
+                "--tmpfs",
+                spec.home().toString());
+        for (HomeEntry entry : spec.homeEntries()) {
+            // -try: a policy may list ~/.gitconfig for everyone, whether or not this user has one.
+            String path = spec.home().resolve(entry.relative()).toString();
+            args.add(entry.access() == Access.READ_ONLY ? "--ro-bind-try" : "--bind-try", path, path);
+        }
+    }
+
+    private static void project(JailSpec spec, Args args) {
+        // After /tmp and the home tmpfs, which would otherwise hide a project living below them.
+        String project = spec.project().toString();
+        args.add("--bind", project, project);
+        for (Bind bind : spec.extraBinds()) {
+            String op = bind.access() == Access.READ_ONLY ? "--ro-bind" : "--bind";
+            args.add(
+                    bind.optional() ? op + "-try" : op,
+                    bind.source().toString(),
+                    bind.target().toString());
+        }
+        // Protections and masks come last, so that no bind above can re-expose what they cover.
+        String empty = spec.sessionFiles().emptyFile().toString();
+        for (ProtectedPath p : spec.protectedPaths()) {
+            String path = spec.project().resolve(p.relative()).toString();
+            switch (p.state()) {
+                case EXISTS -> args.add("--ro-bind", path, path);
+                case MISSING_FILE -> args.add("--ro-bind", empty, path);
+                case MISSING_DIR -> args.add("--perms", "0555", "--tmpfs", path, "--remount-ro", path);
+            }
+        }
+        for (Path masked : spec.maskedFiles()) {
+            args.add("--ro-bind", empty, masked.toString());
+        }
+    }
+
+    private static void plumbing(JailSpec spec, Args args) {
+        args.add("--ro-bind", spec.initBinary().toString(), JailPaths.INIT.toString());
+        args.add("--ro-bind", spec.handoffSocket().toString(), JailPaths.HANDOFF_SOCKET.toString());
+        // bwrap's root and /dev are tmpfs mounts owned by the agent and without a size cap: freeze them last.
+        args.add("--remount-ro", "/dev");
+        args.add("--remount-ro", "/");
+    }
+
+    /** Collects arguments; varargs keep each bwrap option and its operands on one line above. */
+    private static final class Args {
+        private final List<String> list = new ArrayList<>();
+
+        void add(String... values) {
+            list.addAll(List.of(values));
+        }
+
+        void addAll(List<String> values) {
+            list.addAll(values);
+        }
+    }
+}

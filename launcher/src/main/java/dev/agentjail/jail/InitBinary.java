@@ -1,0 +1,143 @@
+package dev.agentjail.jail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Extracts the agentjail-init binary shipped inside the jar into a per-user cache directory, under a name derived
+ * from its content hash, and hands out its path only after checking that the file on disk is exactly that content.
+ */
+public final class InitBinary {
+    static final String RESOURCE_DIR = "/dev/agentjail/jail/native/";
+
+    private static final Set<PosixFilePermission> EXECUTABLE = PosixFilePermissions.fromString("rwxr-xr-x");
+    private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
+
+    private InitBinary() {}
+
+    /** The cache directory: {@code $XDG_CACHE_HOME/agentjail}, else {@code ~/.cache/agentjail}. */
+    public static Path defaultCacheDir(Map<String, String> env, Path userHome) {
+        String xdg = env.get("XDG_CACHE_HOME");
+        // The XDG spec says to ignore a relative value.
+        Path base =
+                xdg != null && !xdg.isEmpty() && Path.of(xdg).isAbsolute() ? Path.of(xdg) : userHome.resolve(".cache");
+        return base.resolve("agentjail");
+    }
+
+    /** The resource name for this JVM's architecture, such as {@code agentjail-init-linux-x86_64}. */
+    public static String resourceName(String osArch) {
+        String arch = switch (osArch.toLowerCase(Locale.ROOT)) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "aarch64";
+            default ->
+                throw new IllegalStateException("agentjail-init is built for x86_64 and aarch64 only, not " + osArch);
+        };
+        return "agentjail-init-linux-" + arch;
+    }
+
+    /** Extracts (or reuses) the binary for this JVM's architecture in {@code cacheDir} and returns its path. */
+    public static Path extract(Path cacheDir) throws IOException {
+        String name = resourceName(System.getProperty("os.arch"));
+        byte[] content;
+        try (InputStream in = InitBinary.class.getResourceAsStream(RESOURCE_DIR + name)) {
+            if (in == null) {
+                throw new IOException("resource " + RESOURCE_DIR + name + " is missing from the agentjail jar");
+            }
+            content = in.readAllBytes();
+        }
+        return install(cacheDir, name, content);
+    }
+
+    /** Puts {@code content} at {@code cacheDir/<name>-<hash>} unless an identical, executable file is there. */
+    static Path install(Path cacheDir, String name, byte[] content) throws IOException {
+        Path dir = privateDirectory(cacheDir);
+        String hash = sha256(content);
+        Path target = dir.resolve(name + "-" + hash.substring(0, 16));
+        if (isIntact(target, hash)) {
+            return target;
+        }
+        // Write beside the target and rename over it: a reader never sees a half-written binary.
+        Path temp = Files.createTempFile(dir, name + "-", ".tmp");
+        try {
+            Files.write(temp, content);
+            Files.setPosixFilePermissions(temp, EXECUTABLE);
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new IOException("cannot rename atomically in " + dir, e);
+            }
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+        if (!isIntact(target, hash)) {
+            throw new IOException(
+                    "agentjail-init at " + target + " does not match the shipped binary after writing it");
+        }
+        return target;
+    }
+
+    /**
+     * Creates the cache directory (0700) or checks an existing one: a directory others can write to would let them
+     * swap the binary between our check and bwrap's exec.
+     */
+    private static Path privateDirectory(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createDirectories(dir.getParent());
+            try {
+                Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PRIVATE_DIR));
+            } catch (FileAlreadyExistsException raced) {
+                // Another launcher created it first; the checks below apply to it the same way.
+            }
+        }
+        PosixFileAttributes attributes = Files.getFileAttributeView(
+                        dir, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .readAttributes();
+        Set<PosixFilePermission> perms = attributes.permissions();
+        if (!attributes.isDirectory()
+                || perms.contains(PosixFilePermission.GROUP_WRITE)
+                || perms.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IOException(
+                    "refusing to use " + dir + ": it must be a real directory that only its owner can write");
+        }
+        int owner = (Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        int self = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        if (owner != self) {
+            throw new IOException("refusing to use " + dir + ": it belongs to uid " + owner + ", not to uid " + self);
+        }
+        return dir;
+    }
+
+    private static boolean isIntact(Path file, String hash) throws IOException {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        if (!Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS).equals(EXECUTABLE)) {
+            return false;
+        }
+        return sha256(Files.readAllBytes(file)).equals(hash);
+    }
+
+    private static String sha256(byte[] content) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.agentjail.proxy.testing;
+
+import dev.agentjail.policy.Policy;
+import dev.agentjail.policy.PolicyLoader;
+import dev.agentjail.proxy.ProxyConfig;
+import dev.agentjail.proxy.ProxyServer;
+import dev.agentjail.proxy.Timeouts;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.AuditSink;
+import dev.agentjail.proxy.audit.MemoryAuditSink;
+import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.net.HostResolver;
+import dev.agentjail.proxy.net.SystemResolver;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** A proxy on a free loopback port with an in-memory audit sink, for tests over real sockets. */
+public final class ProxyFixture implements AutoCloseable {
+    private final ProxyServer server;
+    private final InetSocketAddress address;
+    private final AuditSink audit;
+    private final ExecutorService dns;
+
+    private ProxyFixture(ProxyServer server, InetSocketAddress address, AuditSink audit, ExecutorService dns) {
+        this.server = server;
+        this.address = address;
+        this.audit = audit;
+        this.dns = dns;
+    }
+
+    public static ProxyFixture start(String policyYaml) throws Exception {
+        return start(policyYaml, new MemoryAuditSink(), null, Timeouts.defaults());
+    }
+
+    /** Starts a proxy; a null resolver means the system resolver. */
+    public static ProxyFixture start(String policyYaml, AuditSink audit, HostResolver resolver, Timeouts timeouts)
+            throws Exception {
+        Policy policy = PolicyLoader.parse(policyYaml, "test-policy.yaml");
+        ExecutorService dns = Executors.newFixedThreadPool(2);
+        ProxyConfig config = new ProxyConfig(
+                policy.network(),
+                "test-session",
+                audit,
+                resolver != null ? resolver : new SystemResolver(dns),
+                HttpLimits.defaults(),
+                timeouts,
+                Clock.systemUTC(),
+                2);
+        ProxyServer server = new ProxyServer(config);
+        InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        return new ProxyFixture(server, bound, audit, dns);
+    }
+
+    public int port() {
+        return address.getPort();
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    public AuditSink audit() {
+        return audit;
+    }
+
+    /** The records so far (the sink must be a {@link MemoryAuditSink}). */
+    public List<AuditRecord> records() {
+        return ((MemoryAuditSink) audit).records();
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        dns.shutdownNow();
+    }
+}
