@@ -43,7 +43,8 @@ public final class PolicyLoader {
     /** UTF-8 needs at most 4 bytes per code point. */
     private static final int MAX_BYTES = 4 * MAX_CODE_POINTS;
 
-    private static final Set<String> TOP_LEVEL_KEYS = Set.of("version", "network");
+    private static final Set<String> TOP_LEVEL_KEYS =
+            Set.of("version", "network", "filesystem", "env", "limits", "jail");
 
     private PolicyLoader() {}
 
@@ -77,8 +78,18 @@ public final class PolicyLoader {
                     version, "version", "unsupported version " + number + " (supported: " + SUPPORTED_VERSION + ")");
         }
         Node network = entries.get("network");
-        NetworkPolicy networkPolicy = network == null ? NetworkPolicy.none() : new NetworkSection(nodes).read(network);
-        return new Policy(number, networkPolicy, sourceName);
+        Node filesystem = entries.get("filesystem");
+        Node env = entries.get("env");
+        Node limits = entries.get("limits");
+        Node jail = entries.get("jail");
+        return new Policy(
+                number,
+                network == null ? NetworkPolicy.none() : new NetworkSection(nodes).read(network),
+                filesystem == null ? FilesystemPolicy.none() : new FilesystemSection(nodes).read(filesystem),
+                env == null ? EnvPolicy.none() : new EnvSection(nodes).read(env),
+                limits == null ? Limits.defaults() : new LimitsSection(nodes).read(limits),
+                jail == null ? JailSettings.defaults() : new JailSection(nodes).read(jail),
+                sourceName);
     }
 
     /** Builds a composer with the size, nesting and alias limits that keep hostile YAML cheap. */

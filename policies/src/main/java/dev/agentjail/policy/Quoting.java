@@ -11,6 +11,16 @@ final class Quoting {
         return "'" + shorten(text) + "'";
     }
 
+    /** Whether the text holds a C0 control character or DEL, which no policy entry needs. */
+    static boolean hasControl(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (isControl(text.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static String shorten(String text) {
         return shorten(text, MAX_ECHO);
     }
@@ -21,7 +31,7 @@ final class Quoting {
         int limit = Math.min(text.length(), max);
         for (int i = 0; i < limit; i++) {
             char c = text.charAt(i);
-            if (c < 0x20 || c == 0x7F) {
+            if (isControl(c)) {
                 out.append(String.format("\\x%02x", (int) c));
             } else {
                 out.append(c);
@@ -31,5 +41,9 @@ final class Quoting {
             out.append("...");
         }
         return out.toString();
+    }
+
+    private static boolean isControl(char c) {
+        return c < 0x20 || c == 0x7F;
     }
 }

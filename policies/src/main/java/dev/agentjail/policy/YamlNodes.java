@@ -110,6 +110,28 @@ final class YamlNodes {
     }
 
     /**
+     * Only {@code true} and {@code false} (in any case YAML allows, quoted or not); YAML 1.1's {@code
+     * yes}, {@code no}, {@code on} and {@code off} are refused because they surprise readers.
+     */
+    boolean bool(Node node, String path) throws PolicyException {
+        rejectAnchor(node, path);
+        if (node instanceof ScalarNode scalar) {
+            switch (scalar.getValue()) {
+                case "true", "True", "TRUE" -> {
+                    return true;
+                }
+                case "false", "False", "FALSE" -> {
+                    return false;
+                }
+                default -> {
+                    // yes, no, on, off: fall through to the error.
+                }
+            }
+        }
+        throw error(node, path, "expected true or false, got " + describe(node));
+    }
+
+    /**
      * An alias resolves to its anchored node, so refusing anchors refuses aliases too; nothing in a
      * policy needs them and they are the raw material of YAML bombs.
      */

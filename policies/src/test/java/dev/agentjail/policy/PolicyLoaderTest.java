@@ -91,6 +91,69 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void everySectionLoads() throws Exception {
+        Policy policy = PolicyLoader.parse("""
+                version: 1
+                network:
+                  allow: [api.anthropic.com]
+                filesystem:
+                  read: ["~/.gitconfig", /opt/tools]
+                  write: ["~/.claude", "~/.cache/pip"]
+                  mask: [".env", ".env.*", "*.pem", "secrets/**"]
+                  protected: ["Makefile"]
+                env:
+                  forward: [ANTHROPIC_API_KEY, GIT_AUTHOR_NAME]
+                  set: {EDITOR: vi}
+                limits:
+                  timeout: 2h
+                  memory: 8g
+                  processes: 1024
+                  open_files: 4096
+                  file_size: 8g
+                  tmp_size: 1g
+                jail:
+                  hostname: agentjail
+                  new_session: true
+                  share_timezone: true
+                """, "p.yaml");
+        assertEquals(
+                List.of(HostPattern.parse("api.anthropic.com")),
+                policy.network().allow());
+        assertEquals(
+                new FilesystemPolicy(
+                        List.of(HostPath.parse("~/.gitconfig"), HostPath.parse("/opt/tools")),
+                        List.of(HostPath.parse("~/.claude"), HostPath.parse("~/.cache/pip")),
+                        List.of(
+                                new ProjectGlob(".env"),
+                                new ProjectGlob(".env.*"),
+                                new ProjectGlob("*.pem"),
+                                new ProjectGlob("secrets/**")),
+                        List.of(new ProjectGlob("Makefile"))),
+                policy.filesystem());
+        assertEquals(
+                new EnvPolicy(List.of("ANTHROPIC_API_KEY", "GIT_AUTHOR_NAME"), Map.of("EDITOR", "vi")), policy.env());
+        assertEquals(new Limits(Duration.ofHours(2), 8L << 30, 1024, 4096, 8L << 30, 1L << 30), policy.limits());
+        assertEquals(new JailSettings("agentjail", true, true), policy.jail());
+    }
+
+    @Test
+    void missingSectionsTakeTheirDefaults() throws Exception {
+        Policy policy = PolicyLoader.parse("version: 1\n", "p.yaml");
+        assertEquals(new Policy(1, NetworkPolicy.none(), "p.yaml"), policy);
+        assertEquals(FilesystemPolicy.none(), policy.filesystem());
+        assertEquals(EnvPolicy.none(), policy.env());
+        assertEquals(Limits.defaults(), policy.limits());
+        assertEquals(JailSettings.defaults(), policy.jail());
+    }
+
+    @Test
+    void emptySectionsTakeTheirDefaults() throws Exception {
+        Policy policy = PolicyLoader.parse(
+                "version: 1\nnetwork: {}\nfilesystem: {}\nenv: {}\nlimits: {}\njail: {}\n", "p.yaml");
+        assertEquals(new Policy(1, NetworkPolicy.none(), "p.yaml"), policy);
+    }
+
+    @Test
     void missingNetworkMeansNoNetwork() throws Exception {
         Policy policy = PolicyLoader.parse("version: 1\n", "p.yaml");
         assertEquals(NetworkPolicy.none(), policy.network());
@@ -138,11 +201,17 @@ class PolicyLoaderTest {
                         "version: 1\nnetwork:\n  proxy: x\n",
                         "p.yaml:3: network.proxy: unknown key 'proxy' (expected one of: allow, deny, resolve)"),
                 arguments(
-                        "version: 1\nfilesystem: {}\n",
-                        "p.yaml:2: filesystem: unknown key 'filesystem' (expected one of: network, version)"),
+                        "version: 1\naudit: {}\n",
+                        "p.yaml:2: audit: unknown key 'audit' (expected one of: env, filesystem, jail, limits,"
+                                + " network, version)"),
+                arguments("version: 1\nlimit: {}\n", "p.yaml:2: limit: unknown key 'limit' (did you mean 'limits'?)"),
+                arguments(
+                        "version: 1\nfilesytem: {}\n",
+                        "p.yaml:2: filesytem: unknown key 'filesytem' (did you mean 'filesystem'?)"),
                 arguments(
                         "version: 1\n<<: {network: {}}\n",
-                        "p.yaml:2: <<: unknown key '<<' (expected one of: network, version)"),
+                        "p.yaml:2: <<: unknown key '<<' (expected one of: env, filesystem, jail, limits, network,"
+                                + " version)"),
                 // wrong types
                 arguments("version: 1\nnetwork: [a.test]\n", "p.yaml:2: network: expected a mapping, got a list"),
                 arguments("version: 1\nnetwork:\n", "p.yaml:2: network: expected a mapping, got null"),

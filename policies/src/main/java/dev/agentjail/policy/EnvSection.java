@@ -1,0 +1,82 @@
+package dev.agentjail.policy;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.yaml.snakeyaml.nodes.Node;
+
+/** Reads the {@code env} section of a policy into an {@link EnvPolicy}. */
+final class EnvSection {
+    private static final Set<String> KEYS = Set.of("forward", "set");
+
+    private final YamlNodes nodes;
+
+    EnvSection(YamlNodes nodes) {
+        this.nodes = nodes;
+    }
+
+    EnvPolicy read(Node env) throws PolicyException {
+        Map<String, Node> entries = nodes.mapping(env, "env", KEYS);
+        Map<String, String> forwarded = new HashMap<>();
+        List<String> forward = forward(entries.get("forward"), "env.forward", forwarded);
+        Map<String, String> set = set(entries.get("set"), "env.set", forwarded);
+        return new EnvPolicy(forward, set);
+    }
+
+    private List<String> forward(Node node, String path, Map<String, String> seen) throws PolicyException {
+        List<String> names = new ArrayList<>();
+        if (node == null) {
+            return names;
+        }
+        List<Node> items = nodes.sequence(node, path);
+        for (int i = 0; i < items.size(); i++) {
+            String itemPath = path + "[" + i + "]";
+            String name = nodes.string(items.get(i), itemPath);
+            checkName(items.get(i), itemPath, name);
+            String earlier = seen.putIfAbsent(name, itemPath);
+            if (earlier != null) {
+                throw nodes.error(items.get(i), itemPath, Quoting.quote(name) + " is already listed at " + earlier);
+            }
+            names.add(name);
+        }
+        return names;
+    }
+
+    private Map<String, String> set(Node node, String path, Map<String, String> forwarded) throws PolicyException {
+        Map<String, String> values = new LinkedHashMap<>();
+        if (node == null) {
+            return values;
+        }
+        for (Map.Entry<String, Node> entry : nodes.mapping(node, path, null).entrySet()) {
+            String name = entry.getKey();
+            String keyPath = YamlNodes.child(path, name);
+            Node valueNode = entry.getValue();
+            checkName(valueNode, keyPath, name);
+            String earlier = forwarded.get(name);
+            if (earlier != null) {
+                throw nodes.error(
+                        valueNode,
+                        keyPath,
+                        Quoting.quote(name) + " is also forwarded at " + earlier + "; forward it or set it, not both");
+            }
+            String value = nodes.string(valueNode, keyPath);
+            Optional<String> problem = EnvPolicy.valueProblem(value);
+            if (problem.isPresent()) {
+                throw nodes.error(valueNode, keyPath, problem.get());
+            }
+            values.put(name, value);
+        }
+        return values;
+    }
+
+    private void checkName(Node node, String path, String name) throws PolicyException {
+        Optional<String> problem = EnvPolicy.nameProblem(name);
+        if (problem.isPresent()) {
+            throw nodes.error(node, path, problem.get());
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.agentjail.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ProjectPoliciesTest {
+    @TempDir
+    Path temp;
+
+    /** The real temp dir: on some systems it lives behind a symlink, and find returns real paths. */
+    private Path root;
+
+    @BeforeEach
+    void realRoot() throws IOException {
+        root = temp.toRealPath();
+    }
+
+    private Path dirs(String relative) throws IOException {
+        return Files.createDirectories(root.resolve(relative));
+    }
+
+    private Path policy(String dir) throws IOException {
+        return Files.writeString(dirs(dir).resolve(".agentjail.yaml"), "version: 1\n");
+    }
+
+    @Test
+    void policyInTheProjectDirectoryIsFound() throws Exception {
+        dirs("repo/.git");
+        Path file = policy("repo");
+        assertEquals(Optional.of(file), ProjectPolicies.find(root.resolve("repo")));
+    }
+
+    @Test
+    void searchWalksUpToTheRepositoryRoot() throws Exception {
+        dirs("repo/.git");
+        Path file = policy("repo");
+        Path project = dirs("repo/services/api");
+        assertEquals(Optional.of(file), ProjectPolicies.find(project));
+    }
+
+    @Test
+    void nearestPolicyWins() throws Exception {
+        dirs("repo/.git");
+        policy("repo");
+        Path nearer = policy("repo/services");
+        assertEquals(Optional.of(nearer), ProjectPolicies.find(dirs("repo/services/api")));
+    }
+
+    @Test
+    void searchStopsAtTheRepositoryRoot() throws Exception {
+        policy("outside");
+        dirs("outside/repo/.git");
+        assertEquals(Optional.empty(), ProjectPolicies.find(dirs("outside/repo/src")));
+        assertEquals(Optional.empty(), ProjectPolicies.find(root.resolve("outside/repo")));
+    }
+
+    @Test
+    void aGitFileMarksTheRootToo() throws Exception {
+        // Worktrees and submodules have a .git file that points at the real git directory.
+        policy("super");
+        dirs("super/.git");
+        Files.writeString(dirs("super/sub").resolve(".git"), "gitdir: ../.git/modules/sub\n");
+        assertEquals(Optional.empty(), ProjectPolicies.find(dirs("super/sub/lib")));
+    }
+
+    @Test
+    void withoutARepositoryTheSearchGoesUpToTheFileSystemRoot() throws Exception {
+        Path file = policy("plain");
+        assertEquals(Optional.of(file), ProjectPolicies.find(dirs("plain/a/b/c")));
+    }
+
+    @Test
+    void noPolicyAnywhereIsEmpty() throws Exception {
+        dirs("repo/.git");
+        assertEquals(Optional.empty(), ProjectPolicies.find(dirs("repo/x")));
+    }
+
+    @Test
+    void aDirectoryNamedLikeThePolicyIsReturnedForTheLoaderToRefuse() throws Exception {
+        dirs("repo/.git");
+        Path odd = dirs("repo/.agentjail.yaml");
+        assertEquals(Optional.of(odd), ProjectPolicies.find(root.resolve("repo")));
+    }
+
+    @Test
+    void aDanglingLinkIsReturnedForTheLoaderToRefuse() throws Exception {
+        dirs("repo/.git");
+        Path link = Files.createSymbolicLink(root.resolve("repo/.agentjail.yaml"), root.resolve("missing.yaml"));
+        assertEquals(Optional.of(link), ProjectPolicies.find(root.resolve("repo")));
+    }
+
+    @Test
+    void aSymlinkedProjectSearchesWhereItReallyLives() throws Exception {
+        dirs("repo/.git");
+        Path file = policy("repo");
+        Path project = dirs("repo/app");
+        Path link = Files.createSymbolicLink(dirs("elsewhere").resolve("app"), project);
+        assertEquals(Optional.of(file), ProjectPolicies.find(link));
+    }
+
+    @Test
+    void projectMustBeAnExistingDirectory() throws Exception {
+        assertThrows(NoSuchFileException.class, () -> ProjectPolicies.find(root.resolve("missing")));
+        Path file = Files.writeString(root.resolve("file"), "");
+        assertThrows(NotDirectoryException.class, () -> ProjectPolicies.find(file));
+    }
+
+    @Test
+    void aRelativeProjectPathMeansTheSameAsItsAbsolutePath() throws Exception {
+        assertEquals(ProjectPolicies.find(Path.of("").toAbsolutePath()), ProjectPolicies.find(Path.of(".")));
+    }
+}
