@@ -49,7 +49,6 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
         if (evt == StrictRequestDecoder.HEAD_STARTED) {
             headerDeadline = System.nanoTime() + headerNanos;
             bodyDeadline = NONE;
-            return;
         }
         ctx.fireUserEventTriggered(evt);
     }
@@ -82,6 +81,9 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
         long now = System.nanoTime();
         if (now - headerDeadline > 0 && headerDeadline != NONE) {
             fire(ctx, ProxyReasons.HEADER_TIMEOUT, "request head not complete in time");
+        } else if (bodyDeadline != NONE && !ctx.channel().config().isAutoRead()) {
+            // The proxy itself is not reading (dialling, or the upstream is slow): not the client's stall.
+            bodyDeadline = now + bodyNanos;
         } else if (now - bodyDeadline > 0 && bodyDeadline != NONE) {
             fire(ctx, ProxyReasons.BODY_TIMEOUT, "request body stalled");
         }

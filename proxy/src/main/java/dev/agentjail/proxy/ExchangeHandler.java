@@ -6,6 +6,7 @@ import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
+import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.route.Routing;
 import dev.agentjail.proxy.upstream.DialOutcome;
@@ -69,6 +70,16 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == StrictRequestDecoder.HEAD_STARTED) {
+            // A head is arriving: the header timeout governs now, not the idle timeout.
+            cancelIdleTimer();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
     public void channelActive(ChannelHandlerContext ctx) {
         armIdleTimer();
         ctx.fireChannelActive();
@@ -80,15 +91,29 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (current != null && (current.requestComplete || msg instanceof HttpRequest || msg instanceof MalformedRequest)
-                && !(current.connect && msg instanceof ByteBuf)) {
-            if (msg instanceof MalformedRequest m && !current.requestComplete) {
-                // A timeout or framing error in the body of the request in flight: it can't complete.
-                failInFlight(m);
-                return;
-            }
+        if (!queued.isEmpty() || mustWait(msg)) {
             queued.add(msg);
             ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        handle(msg);
+    }
+
+    /** Whether {@code msg} belongs to a later request than the one in flight. */
+    private boolean mustWait(Object msg) {
+        if (current == null || (current.connect && msg instanceof ByteBuf)) {
+            return false;
+        }
+        if (msg instanceof MalformedRequest) {
+            return current.requestComplete;
+        }
+        return current.requestComplete || msg instanceof HttpRequest;
+    }
+
+    private void handle(Object msg) {
+        if (current != null && msg instanceof MalformedRequest m) {
+            // A timeout or framing error in the body of the request in flight: it can't complete.
+            failInFlight(m);
             return;
         }
         dispatch(msg);
@@ -119,7 +144,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
         Routing routing = router.route(request);
         if (routing instanceof Routing.Rejected r) {
-            Exchange ex = newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
+            Exchange ex =
+                    newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
             refuse(ex, AuditRecord.ERROR, r.status(), r.reason(), r.detail(), true);
             return;
         }
@@ -235,6 +261,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             forwardContent((HttpContent) o);
         }
         if (!ex.requestComplete) {
+            // The head (and any body so far) must go out now: the client may wait for an answer before sending more.
+            upstream.flush();
             setAutoRead(upstream.writable());
         }
     }
@@ -299,7 +327,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         encoder.answeringHead(head);
         ex.responseStarted = true;
         ex.status = response.status().code();
-        if (!ex.clientKeepAlive) {
+        if (!ex.clientKeepAlive || !ex.requestComplete) {
+            // An early response leaves the rest of the request body unframed: this connection ends with it.
             ex.closeAfter = true;
         }
         if (ex.closeAfter) {
@@ -389,8 +418,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void resumeAfterExchange() {
-        while (current == null && !closing && !queued.isEmpty()) {
-            dispatch(queued.poll());
+        // A queued request is followed by its own body parts: hand those over too, up to the next request.
+        while (!closing && !queued.isEmpty() && !mustWait(queued.peek())) {
+            handle(queued.poll());
         }
         if (current == null && !closing) {
             armIdleTimer();
@@ -556,11 +586,16 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (idleTimer == null) {
             long idle = runtime.timeouts().idle().toNanos();
             long tick = Math.max(10, Math.min(1000, runtime.timeouts().idle().toMillis() / 4));
-            idleTimer = ctx.executor().scheduleWithFixedDelay(() -> {
-                if (current == null && idleSince != 0 && System.nanoTime() - idleSince > idle) {
-                    closeNow();
-                }
-            }, tick, tick, TimeUnit.MILLISECONDS);
+            idleTimer = ctx.executor()
+                    .scheduleWithFixedDelay(
+                            () -> {
+                                if (current == null && idleSince != 0 && System.nanoTime() - idleSince > idle) {
+                                    closeNow();
+                                }
+                            },
+                            tick,
+                            tick,
+                            TimeUnit.MILLISECONDS);
         }
     }
 

@@ -47,12 +47,17 @@ public final class ProxyServer implements AutoCloseable {
         this.runtime = new ProxyRuntime(
                 config,
                 new RequestRouter(config.network()),
-                new Dialer(config.network(), config.resolver(), clientClass, config.timeouts().connect()));
+                new Dialer(
+                        config.network(),
+                        config.resolver(),
+                        clientClass,
+                        config.timeouts().connect()));
     }
 
     /** Listens on a TCP address (port 0 picks a free port) and returns the bound address. */
     public InetSocketAddress listen(InetSocketAddress address) throws InterruptedException {
-        Class<? extends ServerChannel> serverClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        Class<? extends ServerChannel> serverClass =
+                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         Channel ch = bootstrap()
                 .channel(serverClass)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -100,7 +105,10 @@ public final class ProxyServer implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         ProxyResponseEncoder encoder = new ProxyResponseEncoder();
                         ch.pipeline()
-                                .addLast(DECODER, new StrictRequestDecoder(runtime.config().limits()))
+                                .addLast(
+                                        DECODER,
+                                        new StrictRequestDecoder(
+                                                runtime.config().limits()))
                                 .addLast(TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
                                 .addLast(ProxyResponseEncoder.NAME, encoder)
                                 .addLast(ExchangeHandler.NAME, new ExchangeHandler(runtime, encoder));

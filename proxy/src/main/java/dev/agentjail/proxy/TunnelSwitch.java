@@ -27,7 +27,9 @@ final class TunnelSwitch {
     static void establish(ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime) {
         Channel client = ctx.channel();
         ex.status = 200;
-        String clientAddress = client.remoteAddress() == null ? null : client.remoteAddress().toString().replaceFirst("^/", "");
+        String clientAddress = client.remoteAddress() == null
+                ? null
+                : client.remoteAddress().toString().replaceFirst("^/", "");
         Tunnel tunnel = new Tunnel(ex, runtime, clientAddress);
         long idle = runtime.timeouts().tunnelIdle().toMillis();
 

@@ -116,9 +116,12 @@ final class UpstreamConnection {
         }
     }
 
-    /** The exchange ended cleanly; keep the connection for the next request to the same target. */
+    /** The exchange ended cleanly; keep the connection for the next request to the same target, if it may be reused. */
     void released() {
         inExchange = false;
+        if (!reusable) {
+            close();
+        }
     }
 
     void close() {
@@ -158,7 +161,10 @@ final class UpstreamConnection {
             HttpObject obj = (HttpObject) msg;
             if (obj.decoderResult().isFailure()) {
                 ReferenceCountUtil.release(msg);
-                fail(HttpResponseStatus.BAD_GATEWAY, ProxyReasons.UPSTREAM_PROTOCOL_ERROR, "malformed upstream response");
+                fail(
+                        HttpResponseStatus.BAD_GATEWAY,
+                        ProxyReasons.UPSTREAM_PROTOCOL_ERROR,
+                        "malformed upstream response");
                 return;
             }
             if (msg instanceof HttpResponse response) {
@@ -174,11 +180,13 @@ final class UpstreamConnection {
                     skippingInformational = true;
                     return;
                 }
-                reusable = HttpUtil.isKeepAlive(response);
-                HopByHop.strip(response.headers());
                 boolean mayHaveBody = !headRequest
                         && response.status().code() != 204
                         && response.status().code() != 304;
+                // Bytes an upstream sends after a response that can't have a body would stay in the decoder and
+                // answer the next request: such a connection is not reused.
+                reusable = HttpUtil.isKeepAlive(response) && mayHaveBody;
+                HopByHop.strip(response.headers());
                 if (mayHaveBody
                         && !HttpUtil.isContentLengthSet(response)
                         && !HttpUtil.isTransferEncodingChunked(response)) {
@@ -220,7 +228,10 @@ final class UpstreamConnection {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
                 if (inExchange) {
-                    fail(HttpResponseStatus.GATEWAY_TIMEOUT, ProxyReasons.UPSTREAM_TIMEOUT, "upstream did not answer in time");
+                    fail(
+                            HttpResponseStatus.GATEWAY_TIMEOUT,
+                            ProxyReasons.UPSTREAM_TIMEOUT,
+                            "upstream did not answer in time");
                 } else {
                     close();
                 }

@@ -100,7 +100,8 @@ public record AuditRecord(
         }
         // Never cut a surrogate pair in half: the JSON writer would turn the orphan into U+FFFD.
         int end = Character.isHighSurrogate(value.charAt(max - 1)) ? max - 1 : max;
-        return value.substring(0, end) + "…[truncated sha256=" + Sha256.hex(value).substring(0, 16) + "]";
+        return value.substring(0, end) + "…[truncated sha256="
+                + Sha256.hex(value).substring(0, 16) + "]";
     }
 
     private static void check(boolean ok, String field, Object value) {

@@ -1,5 +1,6 @@
 package dev.agentjail.proxy.handoff;
 
+import io.netty.channel.ChannelException;
 import io.netty.channel.unix.Socket;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -23,7 +24,13 @@ final class ListenerSocket {
      * the proxy accept from, or block on, something that is not the jail's proxy port.
      */
     static void validate(int fd, int expectedPort) throws IOException {
-        Socket socket = new Socket(fd);
+        Socket socket;
+        try {
+            socket = new Socket(fd);
+        } catch (ChannelException e) {
+            // Netty asks for the socket's address family right away, which fails on anything but a socket.
+            throw new IOException("descriptor is not a listening TCP socket: " + e.getMessage(), e);
+        }
         int type = socket.getIntOpt(SOL_SOCKET, SO_TYPE);
         int domain = socket.getIntOpt(SOL_SOCKET, SO_DOMAIN);
         int listening = socket.getIntOpt(SOL_SOCKET, SO_ACCEPTCONN);

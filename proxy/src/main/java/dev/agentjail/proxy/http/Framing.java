@@ -27,6 +27,12 @@ record Framing(Kind kind, long length) {
                 }
             }
         }
+        for (String name : headers.names()) {
+            // Some upstreams (CGI-style environments) read '_' as '-': such a name would frame the body there.
+            if (name.indexOf('_') >= 0 && isFramingName(name.replace('_', '-'))) {
+                throw RequestRejected.bad("ambiguous-framing", "framing header name spelled with '_'");
+            }
+        }
         if (!te.isEmpty() && !cl.isEmpty()) {
             throw RequestRejected.bad("ambiguous-framing", "both Transfer-Encoding and Content-Length");
         }
@@ -54,6 +60,10 @@ record Framing(Kind kind, long length) {
             return length == 0 ? new Framing(Kind.NONE, 0) : new Framing(Kind.LENGTH, length);
         }
         return new Framing(Kind.NONE, 0);
+    }
+
+    private static boolean isFramingName(String name) {
+        return name.equalsIgnoreCase("content-length") || name.equalsIgnoreCase("transfer-encoding");
     }
 
     private static long parseLength(String value) throws RequestRejected {

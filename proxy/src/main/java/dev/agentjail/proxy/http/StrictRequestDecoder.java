@@ -75,6 +75,10 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
         while (in.isReadable()) {
             switch (state) {
                 case HEAD -> {
+                    if (head == null && !out.isEmpty()) {
+                        // Let the request decoded so far go first, so that HEAD_STARTED follows it in order.
+                        return;
+                    }
                     if (head == null) {
                         head = new HeadBuilder();
                         rememberFirstBytes(in);
@@ -127,7 +131,9 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
                     trailerBytes += line.length() + 2;
                     if (trailerBytes > limits.maxHeadBytes()) {
                         throw new RequestRejected(
-                                HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "head-too-large", "trailers too large");
+                                HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                                "head-too-large",
+                                "trailers too large");
                     }
                     if (line.isEmpty()) {
                         // Trailers are validated but never forwarded or merged into the headers.
@@ -176,7 +182,9 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
             }
             if (++head.fields > limits.maxHeaders()) {
                 throw new RequestRejected(
-                        HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "too-many-headers", "too many header fields");
+                        HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                        "too-many-headers",
+                        "too many header fields");
             }
             String[] field = HeaderSyntax.parseField(line);
             head.headers.add(field[0], field[1]);
@@ -286,20 +294,19 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
                     throw RequestRejected.bad("malformed-request-line", "invalid character in request target");
                 }
             }
-            HttpVersion v =
-                    switch (version) {
-                        case "HTTP/1.1" -> HttpVersion.HTTP_1_1;
-                        case "HTTP/1.0" -> HttpVersion.HTTP_1_0;
-                        default -> {
-                            if (version.matches("HTTP/[0-9]\\.[0-9]")) {
-                                throw new RequestRejected(
-                                        HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED,
-                                        "bad-version",
-                                        "unsupported HTTP version");
-                            }
-                            throw RequestRejected.bad("bad-version", "malformed HTTP version");
-                        }
-                    };
+            HttpVersion v = switch (version) {
+                case "HTTP/1.1" -> HttpVersion.HTTP_1_1;
+                case "HTTP/1.0" -> HttpVersion.HTTP_1_0;
+                default -> {
+                    if (version.matches("HTTP/[0-9]\\.[0-9]")) {
+                        throw new RequestRejected(
+                                HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED,
+                                "bad-version",
+                                "unsupported HTTP version");
+                    }
+                    throw RequestRejected.bad("bad-version", "malformed HTTP version");
+                }
+            };
             return new RequestLine(method, target, v);
         }
     }

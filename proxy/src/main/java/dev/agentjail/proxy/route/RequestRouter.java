@@ -75,7 +75,9 @@ public final class RequestRouter {
                     "absolute-form https:// is not supported: use CONNECT");
         }
         return new Routing.Rejected(
-                HttpResponseStatus.BAD_REQUEST, ProxyReasons.BAD_TARGET, "only http:// targets and CONNECT are proxied");
+                HttpResponseStatus.BAD_REQUEST,
+                ProxyReasons.BAD_TARGET,
+                "only http:// targets and CONNECT are proxied");
     }
 
     /** The Host header must be present once (HTTP/1.1) and name the same canonical target. */
@@ -86,7 +88,8 @@ public final class RequestRouter {
             if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
                 return null;
             }
-            return new Routing.Rejected(HttpResponseStatus.BAD_REQUEST, ProxyReasons.BAD_HOST_HEADER, "missing Host header");
+            return new Routing.Rejected(
+                    HttpResponseStatus.BAD_REQUEST, ProxyReasons.BAD_HOST_HEADER, "missing Host header");
         }
         if (hosts.size() > 1) {
             return new Routing.Rejected(
@@ -97,7 +100,9 @@ public final class RequestRouter {
             host = Authorities.parseAuthority(hosts.get(0), defaultPort);
         } catch (MalformedTargetException e) {
             return new Routing.Rejected(
-                    HttpResponseStatus.BAD_REQUEST, ProxyReasons.BAD_HOST_HEADER, "invalid Host header: " + e.getMessage());
+                    HttpResponseStatus.BAD_REQUEST,
+                    ProxyReasons.BAD_HOST_HEADER,
+                    "invalid Host header: " + e.getMessage());
         }
         if (!host.equals(target)) {
             return new Routing.Rejected(

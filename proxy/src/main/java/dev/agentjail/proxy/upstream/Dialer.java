@@ -59,18 +59,20 @@ public final class Dialer {
         } else if (!pinned.isEmpty()) {
             checkAndConnect(loop, target, pinned, initializer, promise);
         } else {
-            resolver.resolve(target.host()).whenComplete((addresses, error) -> loop.execute(() -> {
-                if (error != null) {
-                    Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-                    String detail = cause instanceof UnknownHostException
-                            ? "failed to resolve " + target.host()
-                            : "failed to resolve " + target.host() + ": " + cause.getClass().getSimpleName();
-                    promise.trySuccess(
-                            new DialOutcome.Failed(HttpResponseStatus.BAD_GATEWAY, ProxyReasons.DNS_FAILURE, detail, null));
-                } else {
-                    checkAndConnect(loop, target, addresses, initializer, promise);
-                }
-            }));
+            resolver.resolve(target.host())
+                    .whenComplete((addresses, error) -> loop.execute(() -> {
+                        if (error != null) {
+                            Throwable cause = error instanceof CompletionException ? error.getCause() : error;
+                            String detail = cause instanceof UnknownHostException
+                                    ? "failed to resolve " + target.host()
+                                    : "failed to resolve " + target.host() + ": "
+                                            + cause.getClass().getSimpleName();
+                            promise.trySuccess(new DialOutcome.Failed(
+                                    HttpResponseStatus.BAD_GATEWAY, ProxyReasons.DNS_FAILURE, detail, null));
+                        } else {
+                            checkAndConnect(loop, target, addresses, initializer, promise);
+                        }
+                    }));
         }
         return promise;
     }
@@ -132,7 +134,8 @@ public final class Dialer {
                 promise.trySuccess(new DialOutcome.Failed(
                         timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
                         timeout ? ProxyReasons.UPSTREAM_TIMEOUT : ProxyReasons.UPSTREAM_CONNECT_FAILED,
-                        "cannot connect to " + target.authority() + (timeout ? ": timed out" : ": connection refused or unreachable"),
+                        "cannot connect to " + target.authority()
+                                + (timeout ? ": timed out" : ": connection refused or unreachable"),
                         address));
             }
         });

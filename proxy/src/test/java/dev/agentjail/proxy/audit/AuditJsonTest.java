@@ -68,7 +68,8 @@ class AuditJsonTest {
 
     @Test
     void parsesBackWithTheSameValues() {
-        String line = AuditJson.toLine(base().host("h.test").port(8080).bytesIn(Long.MAX_VALUE).build());
+        String line = AuditJson.toLine(
+                base().host("h.test").port(8080).bytesIn(Long.MAX_VALUE).build());
 
         assertEquals(line.length() - 1, line.indexOf('\n'), "exactly one newline, at the end");
         Map<String, Object> parsed = MiniJson.parseObject(line.stripTrailing());
@@ -150,7 +151,8 @@ class AuditJsonTest {
         hostile.append("\"\\中😀\u2028\ud800x\udfff");
         String expected = hostile.toString().replace("\ud800", "\ufffd").replace("\udfff", "\ufffd");
 
-        String line = AuditJson.toLine(base().path(hostile.toString()).error(hostile.toString()).build());
+        String line = AuditJson.toLine(
+                base().path(hostile.toString()).error(hostile.toString()).build());
         byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
         String decoded = StandardCharsets.UTF_8
                 .newDecoder()

@@ -100,8 +100,7 @@ class FileAuditLogTest {
                 () -> {
                     controls.opens.incrementAndGet();
                     return new SwitchedStorage(
-                            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
-                            controls);
+                            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND), controls);
                 },
                 syncInterval);
     }
@@ -252,8 +251,10 @@ class FileAuditLogTest {
             assertTrue(log.healthy());
         }
 
-        List<String> paths =
-                lines(file).stream().map(l -> MiniJson.parseObject(l).get("path")).map(String::valueOf).toList();
+        List<String> paths = lines(file).stream()
+                .map(l -> MiniJson.parseObject(l).get("path"))
+                .map(String::valueOf)
+                .toList();
         assertEquals(List.of("/before", "/after"), paths);
     }
 
@@ -289,7 +290,9 @@ class FileAuditLogTest {
             assertTrue(log.healthy());
         }
 
-        assertEquals("/next", MiniJson.parseObject(lines(file).get(lines(file).size() - 1)).get("path"));
+        assertEquals(
+                "/next",
+                MiniJson.parseObject(lines(file).get(lines(file).size() - 1)).get("path"));
     }
 
     @Test
@@ -343,8 +346,7 @@ class FileAuditLogTest {
     @Test
     void rejectsANonPositiveSyncInterval() {
         assertThrows(IllegalArgumentException.class, () -> FileAuditLog.open(dir.resolve("a"), Duration.ZERO));
-        assertThrows(
-                IllegalArgumentException.class, () -> FileAuditLog.open(dir.resolve("b"), Duration.ofMillis(-1)));
+        assertThrows(IllegalArgumentException.class, () -> FileAuditLog.open(dir.resolve("b"), Duration.ofMillis(-1)));
     }
 
     private static String readQuietly(Path file) {
