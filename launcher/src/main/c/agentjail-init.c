@@ -9,7 +9,7 @@
  *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor, close
  *     every copy, apply the resource limits (core dumps always off) and exec CMD.
  *
- *   agentjail-init exec-with-fds [--read N FILE | --read-unlink N FILE | --write N FILE]... -- PROGRAM [ARGS...]
+ *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--read N FILE | --read-unlink N FILE | --write N FILE]... -- PROGRAM [ARGS...]
  *     On the host: open FILE at descriptor N (inheritable) and exec PROGRAM, because Java's ProcessBuilder
  *     cannot hand extra descriptors to bwrap (--seccomp FD, --args FD, --json-status-fd FD).
  *
@@ -125,11 +125,32 @@ static void install_fd(int target, const char *file, int flags, int unlink_after
     }
 }
 
+static void join_cgroup(const char *procs) {
+    int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        fail(EXIT_FD_FILE, "open %s", procs);
+    }
+    /* "0" names the writing process itself, in cgroup v1 and v2 alike. */
+    if (write(fd, "0\n", 2) != 2) {
+        fail(EXIT_FD_FILE, "join cgroup %s", procs);
+    }
+    close(fd);
+}
+
 static int exec_with_fds(int argc, char **argv) {
     int used[MAX_FDS];
     int count = 0;
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 3) {
+        if (strcmp(argv[i], "--join-cgroup") == 0) {
+            /* Joined before bwrap starts, so every process of the jail is counted (pids.max as root). */
+            if (i + 1 >= argc) {
+                usage("option --join-cgroup needs a cgroup.procs file");
+            }
+            join_cgroup(argv[i + 1]);
+            i -= 1;
+            continue;
+        }
         if (i + 2 >= argc) {
             usage("option %s needs a descriptor and a file", argv[i]);
         }
@@ -166,18 +187,42 @@ static int exec_with_fds(int argc, char **argv) {
 
 /* ---- jail mode (inside the jail) ------------------------------------------------------------- */
 
+struct limit {
+    int resource;
+    const char *name;
+    const char *option;
+    int set;
+    rlim_t value;
+};
+
 struct jail_args {
     unsigned port;
     const char *handoff;
-    const char *nofile;
-    const char *nproc;
-    const char *as;
-    const char *fsize;
+    struct limit limits[4];
     char **command;
 };
 
+/* Parsed with the other arguments, so that a bad value is a usage error before anything has happened. */
+static rlim_t parse_limit(const char *value, const char *option) {
+    if (strcmp(value, "unlimited") == 0) {
+        return RLIM_INFINITY;
+    }
+    unsigned long long parsed;
+    if (parse_u64(value, (unsigned long long) RLIM_INFINITY - 1, &parsed) != 0) {
+        usage("bad value '%s' for %s", value, option);
+    }
+    return (rlim_t) parsed;
+}
+
 static void parse_jail_args(int argc, char **argv, struct jail_args *out) {
     memset(out, 0, sizeof *out);
+    struct limit limits[4] = {
+        {RLIMIT_NOFILE, "RLIMIT_NOFILE", "--nofile", 0, 0},
+        {RLIMIT_NPROC, "RLIMIT_NPROC", "--nproc", 0, 0},
+        {RLIMIT_AS, "RLIMIT_AS", "--as", 0, 0},
+        {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize", 0, 0},
+    };
+    memcpy(out->limits, limits, sizeof limits);
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
         if (i + 1 >= argc) {
@@ -192,16 +237,18 @@ static void parse_jail_args(int argc, char **argv, struct jail_args *out) {
             out->port = (unsigned) port;
         } else if (strcmp(argv[i], "--handoff") == 0) {
             out->handoff = value;
-        } else if (strcmp(argv[i], "--nofile") == 0) {
-            out->nofile = value;
-        } else if (strcmp(argv[i], "--nproc") == 0) {
-            out->nproc = value;
-        } else if (strcmp(argv[i], "--as") == 0) {
-            out->as = value;
-        } else if (strcmp(argv[i], "--fsize") == 0) {
-            out->fsize = value;
         } else {
-            usage("unknown option '%s'", argv[i]);
+            struct limit *limit = NULL;
+            for (int j = 0; j < 4; j++) {
+                if (strcmp(argv[i], out->limits[j].option) == 0) {
+                    limit = &out->limits[j];
+                }
+            }
+            if (limit == NULL) {
+                usage("unknown option '%s'", argv[i]);
+            }
+            limit->value = parse_limit(value, argv[i]);
+            limit->set = 1;
         }
     }
     if (out->port == 0 || out->handoff == NULL) {
@@ -314,21 +361,11 @@ static void send_listener(int channel, int listener) {
     }
 }
 
-static void set_limit(int resource, const char *name, const char *value) {
-    rlim_t limit = 0;
-    if (value != NULL && strcmp(value, "unlimited") == 0) {
-        limit = RLIM_INFINITY;
-    } else if (value != NULL) {
-        unsigned long long parsed;
-        if (parse_u64(value, (unsigned long long) RLIM_INFINITY - 1, &parsed) != 0) {
-            usage("bad value '%s' for %s", value, name);
-        }
-        limit = (rlim_t) parsed;
-    }
+static void set_limit(int resource, const char *name, rlim_t limit) {
     /* Soft and hard alike: without CAP_SYS_RESOURCE the agent cannot raise them back. */
     struct rlimit rl = {.rlim_cur = limit, .rlim_max = limit};
     if (setrlimit(resource, &rl) != 0) {
-        fail(EXIT_LIMITS, "setrlimit %s=%s", name, value == NULL ? "0" : value);
+        fail(EXIT_LIMITS, "setrlimit %s", name);
     }
 }
 
@@ -354,19 +391,12 @@ static int jail(int argc, char **argv) {
     }
     close(channel);
 
-    if (args.nofile != NULL) {
-        set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", args.nofile);
+    for (int i = 0; i < 4; i++) {
+        if (args.limits[i].set) {
+            set_limit(args.limits[i].resource, args.limits[i].name, args.limits[i].value);
+        }
     }
-    if (args.nproc != NULL) {
-        set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", args.nproc);
-    }
-    if (args.as != NULL) {
-        set_limit(RLIMIT_AS, "RLIMIT_AS", args.as);
-    }
-    if (args.fsize != NULL) {
-        set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", args.fsize);
-    }
-    set_limit(RLIMIT_CORE, "RLIMIT_CORE", NULL);
+    set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0);
 
     exec_command(args.command);
     return EXIT_NOEXEC;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import com.github.tomakehurst.wiremock.http.HttpHeader;
 import com.github.tomakehurst.wiremock.junit5.WireMockExtension;
@@ -16,9 +17,15 @@ import dev.agentjail.it.support.Command;
 import dev.agentjail.it.support.Curl;
 import dev.agentjail.it.support.JdkClients;
 import dev.agentjail.it.support.Policies;
+import dev.agentjail.it.support.RawHttp;
+import dev.agentjail.it.support.TestData;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.testing.ProxyFixture;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,9 +34,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,13 +49,15 @@ import org.junit.jupiter.api.io.TempDir;
  * Plain-HTTP forwarding with real clients (curl and the JDK HttpClient) to a WireMock upstream reached through the
  * policy's {@code resolve} map: the upstream receives exactly what was sent, in origin-form with the canonical Host
  * and without the client's proxy headers; the client receives the upstream's answer; a host outside the allow list
- * gets the proxy's 403 with its reason.
+ * gets the proxy's 403 with its reason; pipelined requests on one connection are decided and answered one by one, in
+ * order.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HttpForwardingTest {
     @RegisterExtension
-    static WireMockExtension upstream =
-            WireMockExtension.newInstance().options(wireMockConfig().dynamicPort()).build();
+    static WireMockExtension upstream = WireMockExtension.newInstance()
+            .options(wireMockConfig().dynamicPort())
+            .build();
 
     @TempDir
     Path dir;
@@ -111,7 +120,7 @@ class HttpForwardingTest {
     @Test
     void curlPostWithContentLengthArrivesByteForByte() throws Exception {
         // 2 MiB makes curl send "Expect: 100-continue", which the proxy answers itself.
-        byte[] body = randomBytes(2 * 1024 * 1024, 1);
+        byte[] body = TestData.randomBytes(2 * 1024 * 1024, 1);
         Path file = Files.write(dir.resolve("post.bin"), body);
 
         Command.Result r = Curl.viaProxy(
@@ -137,7 +146,7 @@ class HttpForwardingTest {
 
     @Test
     void curlChunkedPutStaysChunkedAndArrivesByteForByte() throws Exception {
-        byte[] body = randomBytes(300_000, 2);
+        byte[] body = TestData.randomBytes(300_000, 2);
         Path file = Files.write(dir.resolve("put.bin"), body);
 
         Command.Result r = Curl.viaProxy(
@@ -169,11 +178,11 @@ class HttpForwardingTest {
 
     @Test
     void jdkClientGetPostAndChunkedPutOnOneKeptAliveConnection() throws Exception {
-        byte[] postBody = randomBytes(100_000, 3);
-        byte[] putBody = randomBytes(150_000, 4);
+        byte[] postBody = TestData.randomBytes(100_000, 3);
+        byte[] putBody = TestData.randomBytes(150_000, 4);
         try (HttpClient client = JdkClients.viaProxy(proxy.port())) {
-            HttpResponse<String> get = client.send(
-                    request("/jdk/get?secret=1").GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> get =
+                    client.send(request("/jdk/get?secret=1").GET().build(), HttpResponse.BodyHandlers.ofString());
             HttpResponse<String> post = client.send(
                     request("/jdk/post")
                             .POST(HttpRequest.BodyPublishers.ofByteArray(postBody))
@@ -189,7 +198,8 @@ class HttpForwardingTest {
             for (HttpResponse<String> response : List.of(get, post, put)) {
                 assertEquals(201, response.statusCode());
                 assertEquals("stored by upstream", response.body());
-                assertEquals("wiremock", response.headers().firstValue("X-Upstream").orElse(null));
+                assertEquals(
+                        "wiremock", response.headers().firstValue("X-Upstream").orElse(null));
             }
         }
 
@@ -220,9 +230,70 @@ class HttpForwardingTest {
     }
 
     @Test
+    void jdkClientWithItsDefaultHttp2PreferenceIsServedOverHttp11WithoutUpgradeHeaders() throws Exception {
+        // The default JDK client offers an h2c upgrade on plain http://; none of that may reach the upstream.
+        try (HttpClient client = JdkClients.builder(proxy.port())
+                .version(HttpClient.Version.HTTP_2)
+                .build()) {
+            HttpResponse<String> response =
+                    client.send(request("/default-client").GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(201, response.statusCode());
+            assertEquals("stored by upstream", response.body());
+            assertEquals(HttpClient.Version.HTTP_1_1, response.version());
+        }
+        LoggedRequest got = onlyUpstreamRequest();
+        assertFalse(got.containsHeader("Upgrade"), () -> "forwarded Upgrade: " + got.getHeaders());
+        assertFalse(got.containsHeader("HTTP2-Settings"), () -> "forwarded HTTP2-Settings: " + got.getHeaders());
+        assertEquals("upstream.test:" + port, got.getHeader("Host"));
+    }
+
+    @Test
+    void pipelinedRequestsAreDecidedOneByOneAndAnsweredInOrder() throws Exception {
+        String authority = "upstream.test:" + port;
+        String pipeline = "GET http://" + authority + "/pipe/1 HTTP/1.1\r\nHost: " + authority + "\r\n\r\n"
+                + "GET http://" + Policies.DENIED + "/pipe/2 HTTP/1.1\r\nHost: " + Policies.DENIED + "\r\n\r\n"
+                + "POST http://" + authority + "/pipe/3 HTTP/1.1\r\nHost: " + authority
+                + "\r\nContent-Length: 4\r\n\r\nbody";
+        List<RawHttp.Response> responses = new ArrayList<>();
+        try (Socket s = new Socket("127.0.0.1", proxy.port())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(pipeline.getBytes(StandardCharsets.US_ASCII)); // all three in one write
+            out.flush();
+            InputStream in = s.getInputStream();
+            for (int i = 0; i < 3; i++) {
+                try {
+                    responses.add(RawHttp.read(in));
+                } catch (IOException e) {
+                    fail("response " + (i + 1) + " of 3 never came (" + e + "); got " + responses
+                            + "; upstream saw "
+                            + upstreamRequests().stream()
+                                    .map(LoggedRequest::getUrl)
+                                    .toList()
+                            + "; records " + proxy.records());
+                }
+            }
+        }
+        assertEquals(
+                List.of(201, 403, 201),
+                responses.stream().map(RawHttp.Response::status).toList());
+        assertEquals("stored by upstream", responses.get(0).body());
+        assertEquals("not-in-allowlist", responses.get(1).header("X-Agentjail-Reason"));
+        assertEquals("stored by upstream", responses.get(2).body());
+
+        List<LoggedRequest> got = upstreamRequests();
+        assertEquals(
+                List.of("/pipe/1", "/pipe/3"),
+                got.stream().map(LoggedRequest::getUrl).toList());
+        assertEquals("body", got.get(1).getBodyAsString());
+        assertEquals(
+                List.of("allow /pipe/1", "deny /pipe/2", "allow /pipe/3"),
+                proxy.records().stream().map(r -> r.decision() + " " + r.path()).toList());
+    }
+
+    @Test
     void curlToAHostOutsideTheAllowListGets403WithReason() {
-        Command.Result r = Curl.viaProxy(
-                proxy.port(), "-i", "http://" + Policies.DENIED + "/anything?token=abc");
+        Command.Result r = Curl.viaProxy(proxy.port(), "-i", "http://" + Policies.DENIED + "/anything?token=abc");
 
         assertEquals(0, r.exitCode(), r::describe);
         String out = r.out();
@@ -297,15 +368,5 @@ class HttpForwardingTest {
         List<AuditRecord> records = proxy.records();
         assertEquals(1, records.size(), () -> "one audit record per request: " + records);
         return records.get(0);
-    }
-
-    static byte[] randomBytes(int n, long seed) {
-        byte[] b = new byte[n];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    static String ascii(byte[] b) {
-        return new String(b, StandardCharsets.US_ASCII);
     }
 }

@@ -13,6 +13,11 @@ public final class ExitCodes {
     public static final int USAGE = 2;
     /** A required part of the host is missing or unusable (no JDK, no bwrap, no audit log). */
     public static final int ENVIRONMENT = 3;
+    /**
+     * {@code run}: bwrap could not set up the jail (its own message is printed above). agentjail-init's
+     * setup failures inside the jail keep their codes 120–123 (see docs/jail.md).
+     */
+    public static final int JAIL_SETUP = 125;
     /** The session timed out (as timeout(1) does). */
     public static final int TIMEOUT = 124;
 

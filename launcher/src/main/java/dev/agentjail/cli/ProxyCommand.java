@@ -22,9 +22,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code agentjail proxy}: runs the egress proxy on its own until interrupted. */
 @Command(
@@ -88,7 +88,12 @@ final class ProxyCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
         }
         ExecutorService dns = new ThreadPoolExecutor(
-                1, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), Thread.ofPlatform().daemon().name("dns-", 0).factory());
+                1,
+                4,
+                30,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(1024),
+                Thread.ofPlatform().daemon().name("dns-", 0).factory());
         int io = threads != null ? threads : Runtime.getRuntime().availableProcessors();
         ProxyConfig config = new ProxyConfig(
                 policy.network(),
@@ -101,12 +106,15 @@ final class ProxyCommand implements Callable<Integer> {
                 io);
         ProxyServer server = new ProxyServer(config);
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            audit.close();
-            dns.shutdownNow();
-            stopped.countDown();
-        }, "agentjail-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            audit.close();
+                            dns.shutdownNow();
+                            stopped.countDown();
+                        },
+                        "agentjail-shutdown"));
         InetSocketAddress bound;
         try {
             bound = server.listen(address);

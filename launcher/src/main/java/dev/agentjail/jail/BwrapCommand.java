@@ -13,12 +13,20 @@ public final class BwrapCommand {
         List<String> argv = new ArrayList<>();
         argv.add(spec.bwrap().toString());
         argv.addAll(options(spec));
+        argv.add("--");
+        argv.addAll(command(spec));
         return List.copyOf(argv);
     }
 
+    /** What bwrap executes inside the jail: agentjail-init in jail mode, followed by the agent's argv. */
+    public static List<String> command(JailSpec spec) {
+        return InitCommand.jail(JailPaths.INIT, spec.port(), JailPaths.HANDOFF_SOCKET, spec.limits(), spec.command());
+    }
+
     /**
-     * The argv without the executable: what goes into a {@code --args} file (see {@link BwrapArgsFile}), which
-     * keeps environment values out of the host's process list.
+     * bwrap's options, without the executable and the command: what goes into a {@code --args} file (see {@link
+     * BwrapArgsFile}), which keeps environment values out of the host's process list. bwrap ignores a {@code --}
+     * and a command inside such a file, so the command stays on the real command line.
      */
     public static List<String> options(JailSpec spec) {
         Args args = new Args();
@@ -31,10 +39,7 @@ public final class BwrapCommand {
         project(spec, args);
         plumbing(spec, args);
         args.add("--chdir", spec.project().toString());
-        args.add("--");
-        args.addAll(
-                InitCommand.jail(JailPaths.INIT, spec.port(), JailPaths.HANDOFF_SOCKET, spec.limits(), spec.command()));
-        return args.list;
+        return List.copyOf(args.list);
     }
 
     private static void namespaces(JailSpec spec, Args args) {
@@ -135,10 +140,6 @@ public final class BwrapCommand {
 
         void add(String... values) {
             list.addAll(List.of(values));
-        }
-
-        void addAll(List<String> values) {
-            list.addAll(values);
         }
     }
 }

@@ -54,9 +54,9 @@ public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<P
 
     public HostLayout {
         systemDirs.forEach(p -> JailPaths.absolute(p, "system directory"));
-        rootLinks = List.copyOf(rootLinks);
         etcEntries.forEach(p -> JailPaths.absolute(p, "/etc entry"));
         systemDirs = List.copyOf(systemDirs);
+        rootLinks = List.copyOf(rootLinks);
         etcEntries = List.copyOf(etcEntries);
     }
 

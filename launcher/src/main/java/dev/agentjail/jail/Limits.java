@@ -5,7 +5,8 @@ package dev.agentjail.jail;
  * the jail's tmpfs mounts (tmpfs memory is not counted by RLIMIT_AS, so each one needs its own cap).
  *
  * @param openFiles RLIMIT_NOFILE
- * @param processes RLIMIT_NPROC (per user namespace on Linux 5.14 and later, see docs/jail.md)
+ * @param processes RLIMIT_NPROC (per user namespace on Linux 5.14 and later; the kernel ignores it for a jail
+ *     started by root, see docs/jail.md)
  * @param addressSpaceBytes RLIMIT_AS
  * @param fileSizeBytes RLIMIT_FSIZE
  * @param tmpBytes size of the tmpfs on /tmp
@@ -26,9 +27,9 @@ public record Limits(
     private static final long GIB = 1L << 30;
 
     /**
-     * Defaults that stop a fork bomb, a runaway writer and a full /tmp without getting in the way of node, the
-     * JVM or a compiler. RLIMIT_AS stays generous because V8 and the JVM reserve far more address space than they
-     * use.
+     * Defaults that stop a runaway writer, a full /tmp and (for a launcher that is not root) a fork bomb, without
+     * getting in the way of node, the JVM or a compiler. RLIMIT_AS stays generous because V8 and the JVM reserve
+     * far more address space than they use.
      */
     public static final Limits DEFAULTS = new Limits(8192, 4096, 64 * GIB, 16 * GIB, 2 * GIB, 1 * GIB, 256L << 20);
 

@@ -1,5 +1,7 @@
 package dev.agentjail.proxy;
 
+import dev.agentjail.proxy.handoff.HandedOffListener;
+import dev.agentjail.proxy.handoff.ListenerHandoff;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
@@ -94,6 +96,25 @@ public final class ProxyServer implements AutoCloseable {
                 .sync()
                 .channel();
         listeners.add(ch);
+    }
+
+    /**
+     * Waits on a one-shot Unix socket at {@code socketPath} for a jail to hand over its listening socket on
+     * {@code expectedPort}, and serves it like any other listener.
+     */
+    public ListenerHandoff acceptHandoff(Path socketPath, int expectedPort) throws Exception {
+        if (!epoll) {
+            throw new IllegalStateException("the jail hand-off needs the native epoll transport");
+        }
+        ServerBootstrap template = bootstrap().childOption(ChannelOption.TCP_NODELAY, true);
+        return ListenerHandoff.bind(group, socketPath, expectedPort, fd -> {
+            // Called on an event loop: register without waiting.
+            HandedOffListener.register(template, fd).addListener(f -> {
+                if (f.isSuccess()) {
+                    listeners.add(((io.netty.channel.ChannelFuture) f).channel());
+                }
+            });
+        });
     }
 
     private ServerBootstrap bootstrap() {

@@ -56,8 +56,9 @@ public final class AuditLines {
         if (text.isEmpty()) {
             return List.of();
         }
-        assertTrue(text.endsWith("\n"), () -> "the audit log ends in a partial line: …"
-                + text.substring(Math.max(0, text.length() - 300)));
+        assertTrue(
+                text.endsWith("\n"),
+                () -> "the audit log ends in a partial line: …" + text.substring(Math.max(0, text.length() - 300)));
         List<JsonNode> records = new ArrayList<>();
         String[] lines = text.substring(0, text.length() - 1).split("\n", -1);
         for (int i = 0; i < lines.length; i++) {

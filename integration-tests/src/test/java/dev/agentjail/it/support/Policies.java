@@ -23,7 +23,6 @@ public final class Policies {
                 network:
                   allow: [%s]
                   resolve: {%s: 127.0.0.1}
-                """
-                .formatted(allow, UPSTREAM);
+                """.formatted(allow, UPSTREAM);
     }
 }

@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
 public final class ProxyProcess implements AutoCloseable {
     public static final String MAIN_CLASS = "dev.agentjail.cli.Main";
 
-    private static final Pattern LISTENING = Pattern.compile("^agentjail proxy listening on 127\\.0\\.0\\.1:(\\d+)\\b.*");
+    private static final Pattern LISTENING =
+            Pattern.compile("^agentjail proxy listening on 127\\.0\\.0\\.1:(\\d+)\\b.*");
     private static final Duration START_LIMIT = Duration.ofSeconds(30);
 
     private final Process process;
@@ -118,11 +119,16 @@ public final class ProxyProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Kills the process if it still runs; never throws, so it can close a try-with-resources block. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
             process.destroyForcibly();
-            process.waitFor(10, TimeUnit.SECONDS);
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

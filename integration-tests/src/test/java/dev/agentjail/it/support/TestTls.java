@@ -18,9 +18,9 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * A self-signed certificate for {@code upstream.test} (and 127.0.0.1), made with the JDK's keytool for one test class.
- * Servers use {@link #keystore()}; clients trust exactly {@link #certificatePem()} or {@link #clientContext()}, never
- * anything else and never trust-all.
+ * A self-signed certificate for {@code upstream.test} (and 127.0.0.1), made with the JDK's keytool. Servers use
+ * {@link #keystore()}; clients trust exactly {@link #certificatePem()} or {@link #clientContext()}, never anything else
+ * and never trust-all.
  */
 public final class TestTls {
     public static final String HOST = "upstream.test";
@@ -34,6 +34,11 @@ public final class TestTls {
         this.keystore = keystore;
         this.certificatePem = certificatePem;
         this.certificate = certificate;
+    }
+
+    /** The certificate every test in this JVM shares: keytool is slow to start, and the key is never modified. */
+    public static TestTls shared() {
+        return Shared.INSTANCE;
     }
 
     /** Generates the key pair and certificate under {@code dir}. */
@@ -112,5 +117,22 @@ public final class TestTls {
             ks.load(in, PASSWORD.toCharArray());
         }
         return ks;
+    }
+
+    /** Creates the shared certificate on first use, in a directory removed when the JVM exits. */
+    private static final class Shared {
+        static final TestTls INSTANCE = create();
+
+        private static TestTls create() {
+            try {
+                Path dir = Files.createTempDirectory("agentjail-it-tls");
+                dir.toFile().deleteOnExit(); // registered first, so deleted last
+                dir.resolve("upstream.p12").toFile().deleteOnExit();
+                dir.resolve("upstream.pem").toFile().deleteOnExit();
+                return TestTls.create(dir);
+            } catch (IOException | GeneralSecurityException e) {
+                throw new IllegalStateException("cannot create the test certificate", e);
+            }
+        }
     }
 }

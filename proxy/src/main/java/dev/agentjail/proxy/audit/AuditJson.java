@@ -38,7 +38,41 @@ public final class AuditJson {
         string(out, "resolved_ip", r.resolvedIp());
         string(out, "error", r.error());
         string(out, "first_bytes_sha256", r.firstBytesSha256());
+        if (r.sessionDetails() != null) {
+            sessionDetails(out, r.sessionDetails());
+        }
         return out.append("}\n").toString();
+    }
+
+    private static void sessionDetails(StringBuilder out, SessionDetails d) {
+        string(out, "policy_sha256", d.policySha256());
+        string(out, "policy_source", d.policySource());
+        strings(out, "command", d.command());
+        strings(out, "binds", d.binds());
+        strings(out, "env_names", d.envNames());
+        if (d.exitCode() != null) {
+            number(out, "exit_code", d.exitCode());
+        }
+        if (d.requests() != null) {
+            number(out, "requests", d.requests());
+            number(out, "denials", d.denials());
+        }
+    }
+
+    private static void strings(StringBuilder out, String name, java.util.List<String> values) {
+        if (values == null) {
+            return;
+        }
+        out.append(",\"").append(name).append("\":[");
+        for (int i = 0; i < values.size(); i++) {
+            if (i > 0) {
+                out.append(',');
+            }
+            out.append('"');
+            escape(out, AuditRecord.bound(values.get(i), AuditRecord.MAX_FIELD_CHARS));
+            out.append('"');
+        }
+        out.append(']');
     }
 
     /** RFC 3339 in UTC with exactly three fraction digits, e.g. {@code 2026-11-30T09:44:07.123Z}. */

@@ -31,12 +31,15 @@ public record AuditRecord(
         String client,
         String resolvedIp,
         String error,
-        String firstBytesSha256) {
+        String firstBytesSha256,
+        SessionDetails sessionDetails) {
 
     /** Written as {@code "v"} first on every line; bump only for incompatible changes. */
     public static final int SCHEMA_VERSION = 1;
 
     public static final String KIND_REQUEST = "request";
+    public static final String KIND_SESSION_START = "session-start";
+    public static final String KIND_SESSION_END = "session-end";
     public static final String ALLOW = "allow";
     public static final String DENY = "deny";
     public static final String ERROR = "error";
@@ -113,6 +116,7 @@ public record AuditRecord(
     /** Mutable, fluent construction of an {@link AuditRecord}; {@code kind} defaults to request and tls to none. */
     public static final class Builder {
         private String kind = KIND_REQUEST;
+        private SessionDetails sessionDetails;
         private Instant ts;
         private String session;
         private String decision;
@@ -263,7 +267,13 @@ public record AuditRecord(
                     client,
                     resolvedIp,
                     error,
-                    firstBytesSha256);
+                    firstBytesSha256,
+                    sessionDetails);
+        }
+
+        public Builder sessionDetails(SessionDetails value) {
+            sessionDetails = value;
+            return this;
         }
     }
 }

@@ -2,8 +2,7 @@ package dev.agentjail.proxy.handoff;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
@@ -65,20 +64,17 @@ public final class ListenerHandoff implements AutoCloseable {
                 .group(group)
                 .channel(EpollServerDomainSocketChannel.class)
                 .childOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS)
-                .childHandler(new ChannelInboundHandlerAdapter() {
+                .childHandler(new ChannelInitializer<Channel>() {
                     @Override
-                    public void handlerAdded(ChannelHandlerContext ctx) {
-                        // One connection only: later ones (an agent replaying the socket) are refused.
+                    protected void initChannel(Channel ch) {
+                        // One connection only: one that slips in before the server is closed is refused.
                         if (!claimed.compareAndSet(false, true)) {
-                            ctx.close();
+                            ch.close();
                             return;
                         }
-                        ctx.channel().parent().close();
-                        ctx.pipeline()
-                                .replace(
-                                        this,
-                                        HANDLER_NAME,
-                                        new HandoffHandler(expectedUid, expectedPort, sink, completion));
+                        ch.parent().close();
+                        ch.pipeline()
+                                .addLast(HANDLER_NAME, new HandoffHandler(expectedUid, expectedPort, sink, completion));
                     }
                 });
         Channel server;

@@ -1,0 +1,136 @@
+package dev.agentjail.it;
+
+import static com.github.tomakehurst.wiremock.client.WireMock.aResponse;
+import static com.github.tomakehurst.wiremock.client.WireMock.any;
+import static com.github.tomakehurst.wiremock.client.WireMock.anyUrl;
+import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.github.tomakehurst.wiremock.junit5.WireMockExtension;
+import dev.agentjail.it.support.AuditLines;
+import dev.agentjail.it.support.JdkClients;
+import dev.agentjail.it.support.Policies;
+import dev.agentjail.it.support.ProxyProcess;
+import dev.agentjail.it.support.RawHttp;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code kill -9} durability: the {@code agentjail proxy} command runs as its own JVM with fsync group commit set to an
+ * hour, so only the write that happens before each response can save a record; after SIGKILL the log holds one
+ * complete record for every request whose response the client saw, and no torn line.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class KillDurabilityTest {
+    private static final int ALLOWED = 30;
+    private static final int DENIED = 10;
+    private static final Duration SOCKET_WAIT = Duration.ofSeconds(10);
+
+    @RegisterExtension
+    static WireMockExtension upstream = WireMockExtension.newInstance()
+            .options(wireMockConfig().dynamicPort())
+            .build();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyAnsweredRequestHasACompleteRecordAfterKill9() throws Exception {
+        upstream.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("fine")));
+        Path policy = Files.writeString(dir.resolve("policy.yaml"), Policies.upstreamOn(upstream.getPort()));
+        Path log = dir.resolve("logs/audit.jsonl");
+        List<String> sent = new ArrayList<>();
+        int exit;
+        try (ProxyProcess proxy = ProxyProcess.start(
+                "--policy", policy.toString(), "--audit-log", log.toString(), "--audit-sync", "1h")) {
+            try (HttpClient client = JdkClients.viaProxy(proxy.port())) {
+                for (int i = 0; i < ALLOWED + DENIED; i++) {
+                    boolean deny = i % 4 == 3; // 10 of the 40
+                    String path = (deny ? "deny" : "allow") + "-" + i;
+                    String host = deny ? Policies.DENIED : "upstream.test:" + upstream.getPort();
+                    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + host + "/" + path))
+                            .timeout(Duration.ofSeconds(20));
+                    if (i % 2 == 0) {
+                        request.POST(HttpRequest.BodyPublishers.ofString("payload " + i));
+                    }
+                    HttpResponse<String> response = client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                    assertEquals(deny ? 403 : 200, response.statusCode(), path);
+                    sent.add(path);
+                }
+            }
+            exit = proxy.killHard();
+        }
+        assertEquals(137, exit, "the proxy died of SIGKILL (128 + 9), so no shutdown hook flushed anything");
+
+        // AuditLines.read fails on a partial last line.
+        List<JsonNode> records = AuditLines.read(log);
+        assertEquals(sent.size(), records.size(), "one complete record per answered request");
+        assertEquals(Map.of("allow", (long) ALLOWED, "deny", (long) DENIED), AuditLines.countBy(records, "decision"));
+        List<String> recordedPaths =
+                records.stream().map(r -> r.path("path").asText().substring(1)).toList();
+        assertEquals(sent, recordedPaths, "the records are in request order, one per request");
+        String session = records.get(0).path("session").asText();
+        assertTrue(session.matches("[0-9a-f]{16}"), session);
+        for (JsonNode r : records) {
+            assertEquals(session, r.path("session").asText());
+            assertTrue(
+                    r.path("ts").asText().matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z"), r::toString);
+        }
+    }
+
+    @Test
+    void anAnsweredConnectHasItsRecordAfterKill9EvenWhileItsTunnelIsOpen() throws Exception {
+        upstream.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("through the tunnel")));
+        Path policy = Files.writeString(dir.resolve("policy.yaml"), Policies.upstreamOn(upstream.getPort()));
+        Path log = dir.resolve("audit.jsonl");
+        String authority = "upstream.test:" + upstream.getPort();
+        int exit;
+        try (ProxyProcess proxy = ProxyProcess.start(
+                        "--policy", policy.toString(), "--audit-log", log.toString(), "--audit-sync", "1h");
+                Socket client = new Socket("127.0.0.1", proxy.port())) {
+            client.setSoTimeout((int) SOCKET_WAIT.toMillis());
+            OutputStream out = client.getOutputStream();
+            InputStream in = client.getInputStream();
+            out.write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertEquals(200, RawHttp.read(in).status(), "the CONNECT was answered");
+            // A whole exchange through the tunnel: the client has seen everything it asked for.
+            out.write(("GET /inside HTTP/1.1\r\nHost: " + authority + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            RawHttp.Response inside = RawHttp.read(in);
+            assertEquals(200, inside.status(), inside::head);
+            assertEquals("through the tunnel", inside.body());
+            exit = proxy.killHard();
+        }
+        assertEquals(137, exit);
+        List<JsonNode> records = AuditLines.read(log);
+        assertEquals(
+                1,
+                records.stream()
+                        .filter(r -> r.path("method").asText().equals("CONNECT"))
+                        .count(),
+                "PROXY BUG: the audit record of an allowed CONNECT is written only when its tunnel closes "
+                        + "(TunnelSwitch.Tunnel.closed), so after kill -9 a CONNECT whose 200 the client saw, "
+                        + "and whose tunnel carried a complete exchange, has no record at all; records: " + records);
+    }
+}

@@ -1,0 +1,329 @@
+package dev.agentjail.cli;
+
+import dev.agentjail.jail.Access;
+import dev.agentjail.jail.Bind;
+import dev.agentjail.jail.BwrapInvocation;
+import dev.agentjail.jail.BwrapStatus;
+import dev.agentjail.jail.HomeEntry;
+import dev.agentjail.jail.HostLayout;
+import dev.agentjail.jail.Identity;
+import dev.agentjail.jail.InitBinary;
+import dev.agentjail.jail.JailSpec;
+import dev.agentjail.jail.Limits;
+import dev.agentjail.jail.MaskedFiles;
+import dev.agentjail.jail.ProtectedPath;
+import dev.agentjail.jail.ProtectedPaths;
+import dev.agentjail.jail.SessionFiles;
+import dev.agentjail.policy.HostPath;
+import dev.agentjail.policy.Policy;
+import dev.agentjail.policy.ProjectGlob;
+import dev.agentjail.proxy.ProxyConfig;
+import dev.agentjail.proxy.ProxyServer;
+import dev.agentjail.proxy.Timeouts;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.AuditUnavailableException;
+import dev.agentjail.proxy.audit.FileAuditLog;
+import dev.agentjail.proxy.audit.SessionDetails;
+import dev.agentjail.proxy.handoff.ListenerHandoff;
+import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.net.SystemResolver;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One jailed session: starts the proxy in this process, hands it the jail's listening socket, starts
+ * bwrap, waits for the agent (or the timeout), and writes the session's start and end records.
+ */
+final class Session {
+    private static final int SECCOMP_FD = 3;
+    private static final int STATUS_FD = 4;
+    private static final int MASK_MAX_DEPTH = 12;
+    private static final int MASK_MAX_ENTRIES = 200_000;
+
+    private final LoadedPolicy loaded;
+    private final Path project;
+    private final Path auditLog;
+    private final int port;
+    private final Duration timeout;
+    private final List<String> command;
+    private final PrintWriter err;
+    private final Map<String, String> hostEnv = System.getenv();
+    private final String id = Sessions.newId();
+    private CountingAuditSink audit;
+
+    Session(
+            LoadedPolicy loaded,
+            Path project,
+            Path auditLog,
+            int port,
+            Duration timeout,
+            List<String> command,
+            PrintWriter err) {
+        this.loaded = loaded;
+        this.project = project;
+        this.auditLog = auditLog;
+        this.port = port;
+        this.timeout = timeout;
+        this.command = command;
+        this.err = err;
+    }
+
+    int run() throws Exception {
+        Policy policy = loaded.policy();
+        Path bwrap = Executables.find("bwrap", hostEnv)
+                .orElseThrow(() -> new CliException(
+                        ExitCodes.ENVIRONMENT,
+                        "bwrap (bubblewrap) not found on PATH; install it, e.g. apt-get install bubblewrap"));
+        Path home = Path.of(hostEnv.getOrDefault("HOME", System.getProperty("user.home")));
+        refuseCoveredCredentials(policy, home);
+        Path sessionDir = SessionDirs.create(hostEnv, id);
+        FileAuditLog file;
+        try {
+            file = FileAuditLog.open(auditLog, Duration.ofSeconds(1));
+        } catch (IOException e) {
+            SessionDirs.delete(sessionDir);
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + auditLog + ": " + e.getMessage());
+        }
+        audit = new CountingAuditSink(file);
+        ExecutorService dns = new ThreadPoolExecutor(
+                1,
+                4,
+                30,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(1024),
+                Thread.ofPlatform().daemon().name("dns-", 0).factory());
+        ProxyServer server = new ProxyServer(new ProxyConfig(
+                policy.network(),
+                id,
+                audit,
+                new SystemResolver(dns),
+                HttpLimits.defaults(),
+                Timeouts.defaults(),
+                Clock.systemUTC(),
+                Math.min(2, Runtime.getRuntime().availableProcessors())));
+        PidsCgroup cgroup = null;
+        List<ProtectedPath> protectedPaths = List.of();
+        long started = System.nanoTime();
+        Integer exitCode = null;
+        try (ListenerHandoff handoff = server.acceptHandoff(sessionDir.resolve("handoff.sock"), port)) {
+            Path init = InitBinary.extract(InitBinary.defaultCacheDir(hostEnv, home));
+            int uid = Uids.current();
+            Optional<Identity> identity = Identity.forOutsideUid(uid);
+            int insideUid = identity.map(Identity::uid).orElse(uid);
+            int insideGid = identity.map(Identity::gid).orElse(Uids.currentGid());
+            String hostname = policy.jail().hostname();
+            SessionFiles files = SessionFiles.write(
+                    sessionDir, hostEnv.getOrDefault("USER", "agent"), insideUid, insideGid, home, hostname);
+            protectedPaths = ProtectedPaths.resolve(project, protectedPatterns(policy));
+            List<Path> masked = MaskedFiles.find(
+                    project,
+                    policy.filesystem().mask().stream()
+                            .map(ProjectGlob::pattern)
+                            .toList(),
+                    MASK_MAX_DEPTH,
+                    MASK_MAX_ENTRIES);
+            Map<String, String> env = JailEnvironment.build(hostEnv, policy.env(), port, home, id);
+            JailSpec spec = new JailSpec(
+                    bwrap,
+                    init,
+                    HostLayout.probe(),
+                    files,
+                    project,
+                    home,
+                    homeEntries(policy),
+                    extraBinds(policy, home),
+                    protectedPaths,
+                    masked,
+                    hostname,
+                    env,
+                    policy.jail().newSession(),
+                    handoff.socketPath(),
+                    port,
+                    limits(policy),
+                    identity,
+                    SECCOMP_FD,
+                    OptionalInt.of(STATUS_FD),
+                    command);
+            List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
+            if (uid == 0) {
+                // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
+                cgroup = PidsCgroup.create(id, policy.limits().processes());
+                if (cgroup != null) {
+                    argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
+                } else {
+                    err.println(
+                            "agentjail: warning: no pids cgroup available; the process limit is not enforced for root");
+                }
+            }
+            record(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_SESSION_START)
+                    .ts(Instant.now())
+                    .session(id)
+                    .sessionDetails(SessionDetails.start(
+                            loaded.sha256(),
+                            loaded.source(),
+                            describeCommand(command),
+                            describeBinds(spec),
+                            List.copyOf(env.keySet())))
+                    .build());
+            exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff);
+            return exitCode;
+        } finally {
+            long seconds = (System.nanoTime() - started) / 1_000_000;
+            try {
+                record(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_SESSION_END)
+                        .ts(Instant.now())
+                        .session(id)
+                        .durationMs(seconds)
+                        .sessionDetails(
+                                SessionDetails.end(exitCode == null ? -1 : exitCode, audit.requests(), audit.denials()))
+                        .build());
+            } catch (RuntimeException e) {
+                err.println("agentjail: cannot write the session-end record: " + e.getMessage());
+            }
+            server.close();
+            dns.shutdownNow();
+            audit.close();
+            if (cgroup != null) {
+                cgroup.remove();
+            }
+            try {
+                ProtectedPaths.removePlaceholders(project, protectedPaths);
+            } catch (IOException e) {
+                err.println("agentjail: cannot remove placeholders: " + e.getMessage());
+            }
+            SessionDirs.delete(sessionDir);
+            err.printf(
+                    "agentjail: session %s: %d requests, %d denied; audit log %s%n",
+                    id, audit.requests(), audit.denials(), auditLog);
+            err.flush();
+        }
+    }
+
+    private int runJail(List<String> argv, Path statusFile, ListenerHandoff handoff) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
+        pb.environment().clear();
+        pb.environment().put("PATH", hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+        Process bwrap = pb.start();
+        SignalForwarder signals = SignalForwarder.install(statusFile);
+        try {
+            boolean finished = bwrap.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!finished) {
+                err.println("agentjail: session timed out after " + timeout + "; stopping the jail");
+                err.flush();
+                bwrap.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                return ExitCodes.TIMEOUT;
+            }
+        } finally {
+            signals.uninstall();
+        }
+        int code = bwrap.exitValue();
+        BwrapStatus status = Files.exists(statusFile) ? BwrapStatus.read(statusFile) : null;
+        if (status == null || status.childPid().isEmpty()) {
+            // bwrap never started the jail: its own message is already on stderr.
+            err.println("agentjail: the jail could not be set up (bwrap exited with " + code + ")");
+            return ExitCodes.JAIL_SETUP;
+        }
+        if (handoff.completion().isCompletedExceptionally()) {
+            err.println("agentjail: the jail's proxy socket was not handed over; see the message above");
+        }
+        return status.exitCode().orElse(code);
+    }
+
+    private void record(AuditRecord record) {
+        // Session records go through the same sink as requests, so they share its durability.
+        try {
+            audit.append(record);
+        } catch (AuditUnavailableException e) {
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot write the audit log: " + e.getMessage(), e);
+        }
+    }
+
+    private List<String> protectedPatterns(Policy policy) {
+        List<String> patterns = new ArrayList<>(ProtectedPaths.DEFAULTS);
+        policy.filesystem().protectedPaths().forEach(g -> patterns.add(g.pattern()));
+        return patterns;
+    }
+
+    private static List<HomeEntry> homeEntries(Policy policy) {
+        List<HomeEntry> entries = new ArrayList<>();
+        for (HostPath p : policy.filesystem().read()) {
+            if (p.anchor() == HostPath.Anchor.HOME) {
+                entries.add(new HomeEntry(p.path(), Access.READ_ONLY));
+            }
+        }
+        for (HostPath p : policy.filesystem().write()) {
+            if (p.anchor() == HostPath.Anchor.HOME) {
+                entries.add(new HomeEntry(p.path(), Access.READ_WRITE));
+            }
+        }
+        return entries;
+    }
+
+    private static List<Bind> extraBinds(Policy policy, Path home) {
+        List<Bind> binds = new ArrayList<>();
+        for (HostPath p : policy.filesystem().read()) {
+            if (p.anchor() == HostPath.Anchor.ROOT) {
+                binds.add(new Bind(p.resolve(home), p.resolve(home), Access.READ_ONLY, true));
+            }
+        }
+        for (HostPath p : policy.filesystem().write()) {
+            if (p.anchor() == HostPath.Anchor.ROOT) {
+                binds.add(new Bind(p.resolve(home), p.resolve(home), Access.READ_WRITE, true));
+            }
+        }
+        return binds;
+    }
+
+    private static Limits limits(Policy policy) {
+        var l = policy.limits();
+        return new Limits(
+                l.openFiles(),
+                l.processes(),
+                l.memoryBytes(),
+                l.fileSizeBytes(),
+                l.tmpSizeBytes(),
+                Limits.DEFAULTS.homeBytes(),
+                Limits.DEFAULTS.shmBytes());
+    }
+
+    private static void refuseCoveredCredentials(Policy policy, Path home) {
+        List<Path> covered = policy.filesystem().coveredCredentials(home);
+        if (!covered.isEmpty()) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "the policy's filesystem binds would expose " + covered
+                            + " without naming them; bind narrower paths, or name the credential path itself");
+        }
+    }
+
+    /** The program and the number of its arguments: arguments can carry secrets, and redaction is not applied here. */
+    private static List<String> describeCommand(List<String> command) {
+        return List.of(command.get(0), "(" + (command.size() - 1) + " arguments)");
+    }
+
+    private static List<String> describeBinds(JailSpec spec) {
+        List<String> binds = new ArrayList<>();
+        binds.add("rw " + spec.project());
+        spec.homeEntries()
+                .forEach(e -> binds.add((e.access() == Access.READ_WRITE ? "rw ~/" : "ro ~/") + e.relative()));
+        spec.extraBinds().forEach(b -> binds.add((b.access() == Access.READ_WRITE ? "rw " : "ro ") + b.source()));
+        spec.maskedFiles().forEach(m -> binds.add("masked " + m));
+        return binds;
+    }
+}

@@ -1,0 +1,82 @@
+package dev.agentjail.cli;
+
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+
+/**
+ * Per-session private directories (0700) for the hand-off socket and the files bwrap reads: under
+ * $XDG_RUNTIME_DIR/agentjail when that is usable, else /tmp/agentjail-UID.
+ */
+final class SessionDirs {
+    private SessionDirs() {}
+
+    static Path create(Map<String, String> env, String session) {
+        Path base = base(env);
+        try {
+            privateDir(base);
+            Path dir = base.resolve(session);
+            Files.createDirectory(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            return dir;
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot create the session directory under " + base + ": " + e.getMessage());
+        }
+    }
+
+    private static Path base(Map<String, String> env) {
+        String runtime = env.get("XDG_RUNTIME_DIR");
+        if (runtime != null
+                && !runtime.isBlank()
+                && Files.isDirectory(Path.of(runtime))
+                && Files.isWritable(Path.of(runtime))) {
+            return Path.of(runtime, "agentjail");
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current());
+    }
+
+    /** Creates the directory 0700, or checks that an existing one is ours, private and not a link. */
+    private static void privateDir(Path dir) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createDirectories(dir.getParent());
+            Files.createDirectory(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            return;
+        }
+        if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException(dir + " is not a directory");
+        }
+        int owner = (Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        if (owner != Uids.current()) {
+            throw new IOException(dir + " belongs to another user");
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    }
+
+    static void delete(Path dir) {
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
+                    Files.deleteIfExists(d);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            // Best effort: the directory is private, and the next session uses a new one.
+        }
+    }
+}

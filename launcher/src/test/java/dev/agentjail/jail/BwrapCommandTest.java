@@ -1,0 +1,362 @@
+package dev.agentjail.jail;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.jail.HostLayout.RootLink;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+
+class BwrapCommandTest {
+    private static final HostLayout MERGED_USR = new HostLayout(
+            List.of(Path.of("/usr")),
+            List.of(new RootLink(Path.of("/bin"), "usr/bin"), new RootLink(Path.of("/lib"), "usr/lib")),
+            List.of(Path.of("/etc/ssl/certs")));
+    private static final SessionFiles FILES =
+            new SessionFiles(Path.of("/s/empty"), Path.of("/s/passwd"), Path.of("/s/group"), Path.of("/s/hosts"));
+    private static final Limits LIMITS = new Limits(1024, 512, Limits.UNLIMITED, 1 << 20, 100, 200, 50);
+
+    @Test
+    void rootLauncherWithDefaults() {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/bin:/bin");
+        env.put("HTTPS_PROXY", "http://127.0.0.1:3128");
+        env.put("HOME", "/root");
+        JailSpec spec = new JailSpec(
+                Path.of("/usr/bin/bwrap"),
+                Path.of("/root/.cache/agentjail/agentjail-init-linux-x86_64-0123456789abcdef"),
+                MERGED_USR,
+                FILES,
+                Path.of("/root/src/app"),
+                Path.of("/root"),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                "agentjail",
+                env,
+                true,
+                Path.of("/run/user/0/agentjail-x/handoff.sock"),
+                3128,
+                LIMITS,
+                Identity.forOutsideUid(0),
+                3,
+                OptionalInt.empty(),
+                List.of("claude"));
+
+        assertEquals(
+                List.of(
+                        "/usr/bin/bwrap",
+                        "--unshare-user",
+                        "--unshare-pid",
+                        "--unshare-ipc",
+                        "--unshare-uts",
+                        "--unshare-net",
+                        "--unshare-cgroup-try",
+                        "--uid",
+                        "1000",
+                        "--gid",
+                        "1000",
+                        "--die-with-parent",
+                        "--new-session",
+                        "--cap-drop",
+                        "ALL",
+                        "--hostname",
+                        "agentjail",
+                        "--clearenv",
+                        "--setenv",
+                        "HOME",
+                        "/root",
+                        "--setenv",
+                        "HTTPS_PROXY",
+                        "http://127.0.0.1:3128",
+                        "--setenv",
+                        "PATH",
+                        "/usr/bin:/bin",
+                        "--seccomp",
+                        "3",
+                        "--ro-bind-try",
+                        "/usr",
+                        "/usr",
+                        "--symlink",
+                        "usr/bin",
+                        "/bin",
+                        "--symlink",
+                        "usr/lib",
+                        "/lib",
+                        "--ro-bind-try",
+                        "/etc/ssl/certs",
+                        "/etc/ssl/certs",
+                        "--ro-bind",
+                        "/s/passwd",
+                        "/etc/passwd",
+                        "--ro-bind",
+                        "/s/group",
+                        "/etc/group",
+                        "--ro-bind",
+                        "/s/hosts",
+                        "/etc/hosts",
+                        "--proc",
+                        "/proc",
+                        "--dev",
+                        "/dev",
+                        "--size",
+                        "50",
+                        "--perms",
+                        "1777",
+                        "--tmpfs",
+                        "/dev/shm",
+                        "--size",
+                        "100",
+                        "--perms",
+                        "1777",
+                        "--tmpfs",
+                        "/tmp",
+                        "--size",
+                        "200",
+                        "--perms",
+                        "0700",
+                        "--tmpfs",
+                        "/root",
+                        "--bind",
+                        "/root/src/app",
+                        "/root/src/app",
+                        "--ro-bind",
+                        "/root/.cache/agentjail/agentjail-init-linux-x86_64-0123456789abcdef",
+                        "/run/agentjail/agentjail-init",
+                        "--ro-bind",
+                        "/run/user/0/agentjail-x/handoff.sock",
+                        "/run/agentjail/handoff.sock",
+                        "--remount-ro",
+                        "/dev",
+                        "--remount-ro",
+                        "/",
+                        "--chdir",
+                        "/root/src/app",
+                        "--",
+                        "/run/agentjail/agentjail-init",
+                        "jail",
+                        "--port",
+                        "3128",
+                        "--handoff",
+                        "/run/agentjail/handoff.sock",
+                        "--nofile",
+                        "1024",
+                        "--nproc",
+                        "512",
+                        "--as",
+                        "unlimited",
+                        "--fsize",
+                        "1048576",
+                        "--",
+                        "claude"),
+                BwrapCommand.argv(spec));
+    }
+
+    @Test
+    void userLauncherWithPolicyBindsProtectionsAndMasks() {
+        JailSpec spec = new JailSpec(
+                Path.of("/usr/bin/bwrap"),
+                Path.of("/c/init"),
+                new HostLayout(List.of(Path.of("/usr"), Path.of("/lib64")), List.of(), List.of()),
+                FILES,
+                Path.of("/home/u/p"),
+                Path.of("/home/u"),
+                List.of(
+                        new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY),
+                        new HomeEntry(Path.of(".cache/pip"), Access.READ_WRITE)),
+                List.of(
+                        new Bind(Path.of("/s/ca.pem"), Path.of("/etc/agentjail/ca.pem"), Access.READ_ONLY, false),
+                        new Bind(Path.of("/opt/sdk"), Path.of("/opt/sdk"), Access.READ_WRITE, true)),
+                List.of(
+                        new ProtectedPath(Path.of(".git/hooks"), ProtectedPath.State.EXISTS),
+                        new ProtectedPath(Path.of(".mcp.json"), ProtectedPath.State.MISSING_FILE),
+                        new ProtectedPath(Path.of(".vscode"), ProtectedPath.State.MISSING_DIR)),
+                List.of(Path.of("/home/u/p/.env")),
+                "box",
+                Map.of("TERM", "xterm"),
+                false,
+                Path.of("/run/user/1000/a/h.sock"),
+                40000,
+                LIMITS,
+                Optional.empty(),
+                3,
+                OptionalInt.of(5),
+                List.of("sh", "-c", "exit 7"));
+
+        List<String> expected = new ArrayList<>(List.of(
+                "/usr/bin/bwrap",
+                "--unshare-user",
+                "--unshare-pid",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-net",
+                "--unshare-cgroup-try",
+                "--die-with-parent",
+                "--cap-drop",
+                "ALL",
+                "--hostname",
+                "box",
+                "--clearenv",
+                "--setenv",
+                "TERM",
+                "xterm",
+                "--seccomp",
+                "3",
+                "--json-status-fd",
+                "5",
+                "--ro-bind-try",
+                "/usr",
+                "/usr",
+                "--ro-bind-try",
+                "/lib64",
+                "/lib64",
+                "--ro-bind",
+                "/s/passwd",
+                "/etc/passwd",
+                "--ro-bind",
+                "/s/group",
+                "/etc/group",
+                "--ro-bind",
+                "/s/hosts",
+                "/etc/hosts",
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--size",
+                "50",
+                "--perms",
+                "1777",
+                "--tmpfs",
+                "/dev/shm",
+                "--size",
+                "100",
+                "--perms",
+                "1777",
+                "--tmpfs",
+                "/tmp",
+                "--size",
+                "200",
+                "--perms",
+                "0700",
+                "--tmpfs",
+                "/home/u",
+                "--ro-bind-try",
+                "/home/u/.gitconfig",
+                "/home/u/.gitconfig",
+                "--bind-try",
+                "/home/u/.cache/pip",
+                "/home/u/.cache/pip",
+                "--bind",
+                "/home/u/p",
+                "/home/u/p",
+                "--ro-bind",
+                "/s/ca.pem",
+                "/etc/agentjail/ca.pem",
+                "--bind-try",
+                "/opt/sdk",
+                "/opt/sdk",
+                "--ro-bind",
+                "/home/u/p/.git/hooks",
+                "/home/u/p/.git/hooks",
+                "--ro-bind",
+                "/s/empty",
+                "/home/u/p/.mcp.json",
+                "--perms",
+                "0555",
+                "--tmpfs",
+                "/home/u/p/.vscode",
+                "--remount-ro",
+                "/home/u/p/.vscode",
+                "--ro-bind",
+                "/s/empty",
+                "/home/u/p/.env",
+                "--ro-bind",
+                "/c/init",
+                "/run/agentjail/agentjail-init",
+                "--ro-bind",
+                "/run/user/1000/a/h.sock",
+                "/run/agentjail/handoff.sock",
+                "--remount-ro",
+                "/dev",
+                "--remount-ro",
+                "/",
+                "--chdir",
+                "/home/u/p",
+                "--"));
+        expected.addAll(InitCommand.jail(
+                JailPaths.INIT, 40000, JailPaths.HANDOFF_SOCKET, LIMITS, List.of("sh", "-c", "exit 7")));
+        assertEquals(expected, BwrapCommand.argv(spec));
+        int separator = expected.indexOf("--");
+        assertEquals(expected.subList(1, separator), BwrapCommand.options(spec));
+        assertEquals(expected.subList(separator + 1, expected.size()), BwrapCommand.command(spec));
+    }
+
+    @Test
+    void refusesAProjectThatContainsTheHome() {
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> withProjectAndHome(Path.of("/home"), Path.of("/home/u")));
+        assertTrue(e.getMessage().contains("must not be / or contain the home"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> withProjectAndHome(Path.of("/home/u"), Path.of("/home/u")));
+        assertThrows(IllegalArgumentException.class, () -> withProjectAndHome(Path.of("/"), Path.of("/home/u")));
+        withProjectAndHome(Path.of("/home/u2"), Path.of("/home/u"));
+    }
+
+    @Test
+    void refusesRelativeOrUnnormalizedPaths() {
+        assertThrows(IllegalArgumentException.class, () -> withProjectAndHome(Path.of("p"), Path.of("/home/u")));
+        assertThrows(
+                IllegalArgumentException.class, () -> withProjectAndHome(Path.of("/home/u/../x"), Path.of("/home/u")));
+        assertThrows(IllegalArgumentException.class, () -> new HomeEntry(Path.of("../.ssh"), Access.READ_ONLY));
+        assertThrows(IllegalArgumentException.class, () -> new HomeEntry(Path.of("/root/.ssh"), Access.READ_ONLY));
+    }
+
+    @Test
+    void refusesBadEnvironmentNamesAndValues() {
+        assertThrows(IllegalArgumentException.class, () -> withEnv(Map.of("A=B", "x")));
+        assertThrows(IllegalArgumentException.class, () -> withEnv(Map.of("A", "x\0y")));
+        assertEquals(
+                List.of("A", "B", "C"),
+                List.copyOf(withEnv(Map.of("C", "", "A", "", "B", "")).env().keySet()));
+    }
+
+    private static JailSpec withEnv(Map<String, String> env) {
+        return spec(Path.of("/w/p"), Path.of("/home/u"), env);
+    }
+
+    private static JailSpec withProjectAndHome(Path project, Path home) {
+        return spec(project, home, Map.of());
+    }
+
+    private static JailSpec spec(Path project, Path home, Map<String, String> env) {
+        return new JailSpec(
+                Path.of("/usr/bin/bwrap"),
+                Path.of("/c/init"),
+                new HostLayout(List.of(), List.of(), List.of()),
+                FILES,
+                project,
+                home,
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                "agentjail",
+                env,
+                true,
+                Path.of("/r/h.sock"),
+                3128,
+                Limits.DEFAULTS,
+                Optional.empty(),
+                3,
+                OptionalInt.empty(),
+                List.of("true"));
+    }
+}
