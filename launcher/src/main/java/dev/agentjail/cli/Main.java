@@ -21,7 +21,12 @@ public final class Main implements Runnable {
     /** Runs the CLI and returns its exit code; used by tests too. */
     public static int execute(String... args) {
         CommandLine cli = new CommandLine(new Main());
-        cli.setExitCodeExceptionMapper(ex -> ex instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE);
+        cli.setExitCodeExceptionMapper(ex -> {
+            if (ex instanceof CliException ce) {
+                return ce.exitCode();
+            }
+            return ex instanceof CommandLine.ParameterException ? ExitCodes.USAGE : ExitCodes.FAILURE;
+        });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("agentjail: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
             return ex instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE;

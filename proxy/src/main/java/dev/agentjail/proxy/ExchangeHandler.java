@@ -238,6 +238,26 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             case DialOutcome.Connected c -> {
                 ex.dialled = c.address();
                 if (ex.connect) {
+                    ex.status = 200;
+                    try {
+                        // On disk before the client sees the 200, so even a killed proxy leaves this record.
+                        runtime.audit()
+                                .append(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                                        .decision(AuditRecord.ALLOW)
+                                        .reason(Reasons.ALLOWED)
+                                        .build());
+                    } catch (AuditUnavailableException e) {
+                        c.channel().close();
+                        ex.status = 0;
+                        refuse(
+                                ex,
+                                AuditRecord.ERROR,
+                                HttpResponseStatus.SERVICE_UNAVAILABLE,
+                                ProxyReasons.AUDIT_UNAVAILABLE,
+                                "the audit log cannot be written; no request is served until it can",
+                                true);
+                        return;
+                    }
                     TunnelSwitch.establish(ctx, c.channel(), ex, runtime);
                     current = null;
                     closing = true;

@@ -23,8 +23,6 @@ public final class ProxyReasons {
     public static final String BODY_TIMEOUT = "body-timeout";
     public static final String AUDIT_UNAVAILABLE = "audit-unavailable";
     public static final String EXPECTATION_FAILED = "expectation-failed";
-    public static final String TUNNEL_CLOSED = "tunnel-closed";
-    public static final String OK = "ok";
 
     private ProxyReasons() {}
 }

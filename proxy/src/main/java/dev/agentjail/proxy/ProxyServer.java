@@ -17,10 +17,13 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,6 +43,7 @@ public final class ProxyServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final boolean epoll;
     private final List<Channel> listeners = new CopyOnWriteArrayList<>();
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
 
     public ProxyServer(ProxyConfig config) {
         this.epoll = Epoll.isAvailable();
@@ -124,6 +128,7 @@ public final class ProxyServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        connections.add(ch);
                         ProxyResponseEncoder encoder = new ProxyResponseEncoder();
                         ch.pipeline()
                                 .addLast(
@@ -142,6 +147,8 @@ public final class ProxyServer implements AutoCloseable {
         for (Channel ch : listeners) {
             ch.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
+        // Closing the connections before the loops stop lets every open exchange and tunnel write its record.
+        connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Turns a client connection whose CONNECT was allowed and dialled into a raw byte tunnel: answers
- * 200, removes the HTTP handlers and relays bytes both ways; the audit record is written when the
- * tunnel closes.
+ * 200, removes the HTTP handlers and relays bytes both ways. The request's record was written before
+ * the 200; a {@code tunnel-close} record with the byte counts and duration follows when it closes.
  */
 final class TunnelSwitch {
     private static final byte[] ESTABLISHED =
@@ -81,6 +81,7 @@ final class TunnelSwitch {
             try {
                 runtime.audit()
                         .append(ex.record(runtime.session(), client, System.nanoTime())
+                                .kind(AuditRecord.KIND_TUNNEL_CLOSE)
                                 .decision(AuditRecord.ALLOW)
                                 .reason(Reasons.ALLOWED)
                                 .build());

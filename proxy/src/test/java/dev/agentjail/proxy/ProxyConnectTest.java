@@ -11,6 +11,7 @@ import dev.agentjail.proxy.testing.CorpusProxy;
 import dev.agentjail.proxy.testing.RawClient;
 import dev.agentjail.proxy.testing.RawResponse;
 import dev.agentjail.proxy.testing.RecordingUpstream;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -172,7 +173,10 @@ class ProxyConnectTest {
             assertEquals("allow", record.decision());
             assertEquals("tunnel", record.tls());
             assertEquals(200, record.status());
-            assertTrue(record.bytesOut() > 0 && record.bytesIn() > 0, record.toString());
+            RecordingUpstream.await(() -> tunnel.tunnelCloses().size() == 1, Duration.ofSeconds(5));
+            AuditRecord closed = tunnel.tunnelCloses().getFirst();
+            assertEquals(200, closed.status());
+            assertTrue(closed.bytesOut() > 0 && closed.bytesIn() > 0, closed.toString());
         }
     }
 

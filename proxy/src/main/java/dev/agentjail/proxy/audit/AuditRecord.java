@@ -38,6 +38,9 @@ public record AuditRecord(
     public static final int SCHEMA_VERSION = 1;
 
     public static final String KIND_REQUEST = "request";
+    /** Written when a CONNECT tunnel closes: its byte counts and duration (the request record came first). */
+    public static final String KIND_TUNNEL_CLOSE = "tunnel-close";
+
     public static final String KIND_SESSION_START = "session-start";
     public static final String KIND_SESSION_END = "session-end";
     public static final String ALLOW = "allow";

@@ -89,8 +89,18 @@ public final class CorpusProxy implements AutoCloseable {
         }
     }
 
+    /** The request records (one per request); tunnel-close records are left out, see {@link #tunnelCloses()}. */
     public List<AuditRecord> records() {
-        return proxy.records();
+        return proxy.records().stream()
+                .filter(r -> AuditRecord.KIND_REQUEST.equals(r.kind()))
+                .toList();
+    }
+
+    /** The tunnel-close records: one per CONNECT tunnel that has ended, with its byte counts. */
+    public List<AuditRecord> tunnelCloses() {
+        return proxy.records().stream()
+                .filter(r -> AuditRecord.KIND_TUNNEL_CLOSE.equals(r.kind()))
+                .toList();
     }
 
     /**
