@@ -85,7 +85,7 @@ class ConcurrentAuditTest {
             }
 
             // Every client has its response, so every record must already be in the file.
-            List<JsonNode> records = AuditLines.read(log);
+            List<JsonNode> records = AuditLines.requests(AuditLines.read(log));
             assertEquals(CLIENTS * REQUESTS_PER_CLIENT, records.size(), "one record per request");
             assertEquals(
                     Map.of("allow", (long) allowedPaths.size(), "deny", (long) deniedPaths.size()),

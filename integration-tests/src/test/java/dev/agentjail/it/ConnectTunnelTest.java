@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
+import dev.agentjail.it.support.AuditRecords;
 import dev.agentjail.it.support.Await;
 import dev.agentjail.it.support.Command;
 import dev.agentjail.it.support.Curl;
@@ -45,7 +46,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * HTTPS through CONNECT as a raw tunnel: the client does TLS end to end with the upstream and trusts only the
  * upstream's own test certificate (curl {@code --cacert}, a JDK SSLContext with that single anchor); the proxy records
- * the tunnel with {@code tls: tunnel} and the bytes it carried; a denied CONNECT gets a 403, never a 200.
+ * the CONNECT with {@code tls: tunnel} before its 200 and, in a {@code tunnel-close} record, the bytes the tunnel
+ * carried; a denied CONNECT gets a 403, never a 200.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ConnectTunnelTest {
@@ -104,17 +106,18 @@ class ConnectTunnelTest {
         LoggedRequest got = onlyUpstreamRequest();
         assertEquals("/secure/path?k=v", got.getUrl());
 
-        AuditRecord rec = awaitOneRecord();
-        assertEquals(AuditRecord.ALLOW, rec.decision());
-        assertEquals("CONNECT", rec.method());
-        assertEquals("https", rec.scheme());
-        assertEquals("upstream.test", rec.host());
-        assertEquals(port, rec.port());
-        assertEquals(200, rec.status());
-        assertEquals(AuditRecord.TLS_TUNNEL, rec.tls());
-        assertEquals("127.0.0.1", rec.resolvedIp());
-        assertNull(rec.path(), "the proxy cannot see inside the tunnel");
-        assertTrue(rec.bytesOut() > 0 && rec.bytesIn() > "secret payload".length(), rec::toString);
+        Tunnel t = awaitTunnelRecords();
+        assertEquals(AuditRecord.ALLOW, t.request().decision());
+        assertEquals("CONNECT", t.request().method());
+        assertEquals("https", t.request().scheme());
+        assertEquals("upstream.test", t.request().host());
+        assertEquals(port, t.request().port());
+        assertEquals(200, t.request().status());
+        assertEquals(AuditRecord.TLS_TUNNEL, t.request().tls());
+        assertEquals("127.0.0.1", t.request().resolvedIp());
+        assertNull(t.request().path(), "the proxy cannot see inside the tunnel");
+        AuditRecord close = t.close();
+        assertTrue(close.bytesOut() > 0 && close.bytesIn() > "secret payload".length(), close::toString);
     }
 
     @Test
@@ -145,8 +148,9 @@ class ConnectTunnelTest {
         assertEquals("upstream.test:" + port, got.get(0).getHeader("Host"));
         assertArrayEquals(body, got.get(1).getBody());
 
-        // The client kept both requests on one tunnel: one CONNECT, one record, written when the tunnel closed.
-        AuditRecord rec = awaitOneRecord();
+        // The client kept both requests on one tunnel: one CONNECT, one request record written before its 200, and
+        // one tunnel-close record with the byte counts written when the tunnel closed.
+        AuditRecord rec = awaitTunnelRecords().close();
         assertEquals(AuditRecord.TLS_TUNNEL, rec.tls());
         assertEquals("CONNECT", rec.method());
         assertTrue(rec.bytesOut() > body.length, () -> "bytes_out counts the TLS bytes sent upstream: " + rec);
@@ -210,11 +214,44 @@ class ConnectTunnelTest {
         assertEquals(0, upstream.getAllServeEvents().size());
     }
 
-    /** A tunnel's record is written when the tunnel closes, just after the client has gone. */
+    /** The records of one allowed CONNECT: its request record, then its tunnel-close record. */
+    private record Tunnel(AuditRecord request, AuditRecord close) {}
+
+    /**
+     * An allowed CONNECT's request record is written before the client sees the 200, with no byte counts yet; its
+     * tunnel-close record, written when the tunnel closes (just after the client has gone), repeats the request's
+     * fields and adds the bytes carried and the tunnel's duration.
+     */
+    private Tunnel awaitTunnelRecords() {
+        Await.until(
+                Duration.ofSeconds(10),
+                () -> !AuditRecords.tunnelCloses(proxy.records()).isEmpty(),
+                () -> "no tunnel-close record: " + proxy.records());
+        List<AuditRecord> records = proxy.records();
+        assertEquals(2, records.size(), () -> "a request record and a tunnel-close record per CONNECT: " + records);
+        AuditRecord request = records.get(0);
+        AuditRecord close = records.get(1);
+        assertEquals(AuditRecord.KIND_REQUEST, request.kind(), () -> "the request record comes first: " + records);
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, close.kind(), records::toString);
+        assertEquals(AuditRecord.ALLOW, request.decision());
+        assertEquals(200, request.status());
+        assertEquals(AuditRecord.TLS_TUNNEL, request.tls());
+        assertEquals(0, request.bytesOut(), () -> "nothing has crossed the tunnel before the 200: " + request);
+        assertEquals(0, request.bytesIn(), request::toString);
+        assertEquals(
+                AuditRecords.requestFields(request),
+                AuditRecords.requestFields(close),
+                "tunnel-close repeats the request's fields");
+        assertTrue(close.durationMs() >= request.durationMs(), close::toString);
+        return new Tunnel(request, close);
+    }
+
+    /** A refused CONNECT leaves one request record, written before the 403, and no tunnel-close record. */
     private AuditRecord awaitOneRecord() {
         Await.until(Duration.ofSeconds(10), () -> !proxy.records().isEmpty(), () -> "no audit record");
         List<AuditRecord> records = proxy.records();
-        assertEquals(1, records.size(), () -> "one record per CONNECT: " + records);
+        assertEquals(1, records.size(), () -> "one record per refused CONNECT: " + records);
+        assertEquals(AuditRecord.KIND_REQUEST, records.get(0).kind(), records::toString);
         return records.get(0);
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.tomakehurst.wiremock.WireMockServer;
+import dev.agentjail.it.support.AuditRecords;
 import dev.agentjail.it.support.Await;
 import dev.agentjail.it.support.Command;
 import dev.agentjail.it.support.Curl;
@@ -153,17 +154,35 @@ class LargeDownloadTest {
         }
     }
 
+    /** The byte counts of a tunnel are in its tunnel-close record, written when it closes after the client has gone. */
     private void assertTunnelCarriedTheDownload() {
-        AuditRecord rec = awaitRecord();
-        assertEquals(AuditRecord.TLS_TUNNEL, rec.tls());
-        assertEquals("CONNECT", rec.method());
-        assertTrue(rec.bytesIn() > SIZE, () -> "bytes_in counts at least the 10 MiB plus TLS framing: " + rec);
+        Await.until(
+                Duration.ofSeconds(10),
+                () -> !AuditRecords.tunnelCloses(proxy.records()).isEmpty(),
+                () -> "no tunnel-close record: " + proxy.records());
+        List<AuditRecord> records = proxy.records();
+        assertEquals(
+                List.of(AuditRecord.KIND_REQUEST, AuditRecord.KIND_TUNNEL_CLOSE),
+                records.stream().map(AuditRecord::kind).toList(),
+                records::toString);
+        AuditRecord request = records.get(0);
+        assertEquals(AuditRecord.ALLOW, request.decision());
+        assertEquals(AuditRecord.TLS_TUNNEL, request.tls());
+        assertEquals("CONNECT", request.method());
+        assertEquals(
+                0, request.bytesIn(), () -> "the request record is written before any byte is relayed: " + request);
+        AuditRecord close = records.get(1);
+        assertEquals(AuditRecord.ALLOW, close.decision());
+        assertEquals(AuditRecord.TLS_TUNNEL, close.tls());
+        assertEquals("CONNECT", close.method());
+        assertTrue(close.bytesIn() > SIZE, () -> "bytes_in counts at least the 10 MiB plus TLS framing: " + close);
     }
 
     private AuditRecord awaitRecord() {
         Await.until(Duration.ofSeconds(10), () -> !proxy.records().isEmpty(), () -> "no audit record");
         List<AuditRecord> records = proxy.records();
         assertEquals(1, records.size(), records::toString);
+        assertEquals(AuditRecord.KIND_REQUEST, records.get(0).kind());
         assertEquals(AuditRecord.ALLOW, records.get(0).decision());
         return records.get(0);
     }

@@ -6,11 +6,13 @@ import static com.github.tomakehurst.wiremock.client.WireMock.anyUrl;
 import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.tomakehurst.wiremock.WireMockServer;
 import com.github.tomakehurst.wiremock.verification.LoggedRequest;
+import dev.agentjail.it.support.AuditRecords;
 import dev.agentjail.it.support.Await;
 import dev.agentjail.it.support.Command;
 import dev.agentjail.it.support.Policies;
@@ -95,14 +97,26 @@ class NodeClientTest {
             assertEquals("upstream.test:" + upstream.port(), got.get(0).getHeader("Host"));
             assertEquals("/secure/node", got.get(1).getUrl());
 
-            Await.until(Duration.ofSeconds(10), () -> proxy.records().size() == 4, () -> "records: " + proxy.records());
-            // A tunnel's record is written when the tunnel closes, so only the multiset is fixed.
+            // An allowed CONNECT leaves a request record before its 200 and a tunnel-close record when the tunnel
+            // closes; only the request records count as requests.
+            Await.until(
+                    Duration.ofSeconds(10),
+                    () -> AuditRecords.tunnelCloses(proxy.records()).size() == 1,
+                    () -> "no tunnel-close record: " + proxy.records());
+            List<AuditRecord> records = proxy.records();
             assertEquals(
                     List.of("CONNECT allow tunnel", "CONNECT deny none", "POST allow none", "POST deny none"),
-                    proxy.records().stream()
+                    AuditRecords.requests(records).stream()
                             .map(NodeClientTest::summary)
                             .sorted()
-                            .toList());
+                            .toList(),
+                    records::toString);
+            assertEquals(5, records.size(), records::toString);
+            AuditRecord close = AuditRecords.tunnelCloses(records).get(0);
+            assertEquals("CONNECT allow tunnel", summary(close));
+            assertTrue(
+                    close.bytesOut() > 0 && close.bytesIn() > "hello node".length(),
+                    () -> "the tunnel carried a TLS handshake and a response: " + close);
         } finally {
             upstream.stop();
         }

@@ -2,6 +2,7 @@ package dev.agentjail.it;
 
 import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMockConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.github.tomakehurst.wiremock.junit5.WireMockExtension;
@@ -26,9 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A clean stop (what {@code agentjail proxy} does on Ctrl-C or SIGTERM: close the server, then the audit log) leaves
- * one record for every tunnel that was still open. Repeated, because whether the close reaches the tunnel's handlers
- * depends on event-loop timing.
+ * A clean stop (what {@code agentjail proxy} does on Ctrl-C or SIGTERM: close the server, then the audit log) leaves,
+ * for every tunnel that was still open, its request record (written before the 200) and a {@code tunnel-close} record.
+ * Repeated, because whether the close reaches the tunnel's handlers depends on event-loop timing.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ShutdownTest {
@@ -47,7 +48,7 @@ class ShutdownTest {
     void stoppingTheProxyRecordsEveryTunnelThatWasStillOpen() throws Exception {
         int port = upstream.getPort();
         String authority = "upstream.test:" + port;
-        List<Long> recordedPerRound = new ArrayList<>();
+        List<String> perRound = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
             Path log = dir.resolve("audit-" + round + ".jsonl");
             FileAuditLog audit = FileAuditLog.open(log, Duration.ofSeconds(1));
@@ -73,17 +74,35 @@ class ShutdownTest {
                 }
             }
             List<JsonNode> records = AuditLines.read(log);
-            recordedPerRound.add(records.stream()
-                    .filter(r -> r.path("method").asText().equals("CONNECT")
-                            && r.path("tls").asText().equals("tunnel"))
-                    .count());
+            List<JsonNode> requests = tunnels(AuditLines.requests(records));
+            List<JsonNode> closes = tunnels(AuditLines.ofKind(records, "tunnel-close"));
+            perRound.add(requests.size() + " request, " + closes.size() + " tunnel-close");
+            assertEquals(
+                    clients(requests),
+                    clients(closes),
+                    () -> "each tunnel-close record belongs to one recorded CONNECT; records: " + records);
+            for (JsonNode close : closes) {
+                assertEquals("allow", close.path("decision").asText(), close::toString);
+                assertEquals(200, close.path("status").asInt(), close::toString);
+                assertTrue(close.has("duration_ms"), close::toString);
+            }
         }
         assertEquals(
-                Collections.nCopies(ROUNDS, (long) TUNNELS),
-                recordedPerRound,
-                "PROXY BUG: tunnel records written per shutdown round; ProxyServer.close() shuts the event loops down "
-                        + "without first closing the accepted connections, and in some rounds TunnelRelay.channelInactive "
-                        + "(hence TunnelSwitch.Tunnel.closed) never runs, so every tunnel open at Ctrl-C/SIGTERM "
-                        + "goes unrecorded");
+                Collections.nCopies(ROUNDS, TUNNELS + " request, " + TUNNELS + " tunnel-close"),
+                perRound,
+                "CONNECT records per shutdown round: every allowed CONNECT has its request record (written before its "
+                        + "200), and ProxyServer.close() closes the accepted connections before stopping its event "
+                        + "loops, so every tunnel still open writes its tunnel-close record");
+    }
+
+    private static List<JsonNode> tunnels(List<JsonNode> records) {
+        return records.stream()
+                .filter(r -> r.path("method").asText().equals("CONNECT")
+                        && r.path("tls").asText().equals("tunnel"))
+                .toList();
+    }
+
+    private static List<String> clients(List<JsonNode> records) {
+        return records.stream().map(r -> r.path("client").asText()).sorted().toList();
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.agentjail.it.support.AuditRecords;
 import dev.agentjail.it.support.Await;
 import dev.agentjail.it.support.Command;
 import dev.agentjail.it.support.JdkClients;
@@ -58,8 +59,11 @@ class SseStreamingTest {
             try (InputStream body = response.body()) {
                 assertIncremental(sse, LineQueue.of(body));
             }
-            Await.until(Duration.ofSeconds(10), () -> proxy.records().size() == 1, () -> "records: " + proxy.records());
-            AuditRecord rec = proxy.records().get(0);
+            Await.until(
+                    Duration.ofSeconds(10),
+                    () -> AuditRecords.requests(proxy.records()).size() == 1,
+                    () -> "records: " + proxy.records());
+            AuditRecord rec = AuditRecords.requests(proxy.records()).get(0);
             assertEquals(AuditRecord.ALLOW, rec.decision());
             assertEquals("/events", rec.path());
             assertEquals(200, rec.status());

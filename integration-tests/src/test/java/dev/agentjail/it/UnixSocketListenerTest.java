@@ -87,7 +87,7 @@ class UnixSocketListenerTest {
             assertEquals("hello", got.get(0).getBodyAsString());
             assertEquals("upstream.test:" + port, got.get(0).getHeader("Host"));
 
-            List<JsonNode> records = AuditLines.read(log);
+            List<JsonNode> records = AuditLines.requests(AuditLines.read(log));
             assertEquals(2, records.size(), records::toString);
             assertEquals("allow", records.get(0).path("decision").asText());
             assertEquals("/over/unix", records.get(0).path("path").asText());
@@ -123,7 +123,7 @@ class UnixSocketListenerTest {
             assertTrue(r.out().startsWith("HTTP/1.1 400 "), r.out());
             assertTrue(r.out().toLowerCase(Locale.ROOT).contains("x-agentjail-reason: bad-target"), r.out());
             assertEquals(0, upstream.getAllServeEvents().size());
-            List<JsonNode> records = AuditLines.read(log);
+            List<JsonNode> records = AuditLines.requests(AuditLines.read(log));
             assertEquals(1, records.size(), records::toString);
             assertEquals("error", records.get(0).path("decision").asText());
             assertEquals("bad-target", records.get(0).path("reason").asText());

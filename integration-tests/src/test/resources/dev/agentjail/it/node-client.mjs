@@ -66,7 +66,8 @@ function throughTunnel(host, port, path) {
           path,
           servername: host,
           ca, // the only trust anchor: the upstream's test certificate
-          agent: false,
+          // No `agent` option: with `agent: false` Node makes a fresh Agent, which ignores createConnection and
+          // dials host:port itself, bypassing the tunnel (and the proxy) wherever the name resolves.
           createConnection: () => tls.connect({ socket, servername: host, ca }),
         },
         (r) =>

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -72,6 +73,18 @@ public final class AuditLines {
             }
         }
         return records;
+    }
+
+    /** The records of one {@code kind}, in log order; count requests with {@code ofKind(records, "request")}. */
+    public static List<JsonNode> ofKind(List<JsonNode> records, String kind) {
+        return records.stream()
+                .filter(r -> r.path("kind").asText().equals(kind))
+                .toList();
+    }
+
+    /** The {@code kind: request} records: one per request, whatever else the log holds. */
+    public static List<JsonNode> requests(List<JsonNode> records) {
+        return ofKind(records, AuditRecord.KIND_REQUEST);
     }
 
     /** How many records carry each value of {@code field}. */
