@@ -21,5 +21,7 @@ for _ in $(seq 1 100); do
   kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
   sleep 0.1
 done
-# bin/agentjail execs java, so $pid is the proxy JVM itself.
-PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=$pid "$harness" "$@"
+# bin/agentjail execs java, so $pid is the proxy JVM itself. The jail column runs each command in a
+# fresh `agentjail run` session whose project is the harness's work folder (so curl can read it).
+jail="$here/bin/agentjail run --policy $here/bench/policy.yaml --project $work --audit-log $work/agentjail-jail-audit.jsonl --"
+PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=$pid JAIL_UNDER_TEST_CMD=${JAIL_UNDER_TEST_CMD:-$jail} "$harness" "$@"
