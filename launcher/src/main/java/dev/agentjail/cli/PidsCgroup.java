@@ -57,12 +57,27 @@ final class PidsCgroup {
         return dir.resolve("cgroup.procs");
     }
 
-    /** Removes the group once the jail has exited (the kernel refuses while processes remain). */
+    /**
+     * Removes the group once the jail has exited. The kernel refuses while killed processes are still
+     * being reaped, so this waits for {@code cgroup.procs} to empty, for a bounded time.
+     */
     void remove() {
-        try {
-            Files.deleteIfExists(dir);
-        } catch (IOException ignored) {
-            // A lingering empty group is harmless; the pid namespace is already gone.
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (true) {
+            try {
+                Files.deleteIfExists(dir);
+                return;
+            } catch (IOException busy) {
+                if (System.nanoTime() > deadline) {
+                    return;
+                }
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
         }
     }
 }

@@ -64,6 +64,7 @@ final class Session {
     private final Map<String, String> hostEnv = System.getenv();
     private final String id = Sessions.newId();
     private CountingAuditSink audit;
+    private boolean startRecorded;
 
     Session(
             LoadedPolicy loaded,
@@ -90,6 +91,7 @@ final class Session {
                         "bwrap (bubblewrap) not found on PATH; install it, e.g. apt-get install bubblewrap"));
         Path home = Path.of(hostEnv.getOrDefault("HOME", System.getProperty("user.home")));
         refuseCoveredCredentials(policy, home);
+        refuseVisibleAuditLog(policy, home);
         Path sessionDir = SessionDirs.create(hostEnv, id);
         FileAuditLog file;
         try {
@@ -162,12 +164,13 @@ final class Session {
             if (uid == 0) {
                 // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
                 cgroup = PidsCgroup.create(id, policy.limits().processes());
-                if (cgroup != null) {
-                    argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
-                } else {
-                    err.println(
-                            "agentjail: warning: no pids cgroup available; the process limit is not enforced for root");
+                if (cgroup == null) {
+                    throw new CliException(
+                            ExitCodes.ENVIRONMENT,
+                            "started as root, the process limit needs a writable pids cgroup controller and none was"
+                                    + " found; run agentjail as a regular user, or make the pids controller available");
                 }
+                argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
             }
             record(AuditRecord.builder()
                     .kind(AuditRecord.KIND_SESSION_START)
@@ -180,19 +183,24 @@ final class Session {
                             describeBinds(spec),
                             List.copyOf(env.keySet())))
                     .build());
+            startRecorded = true;
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff);
             return exitCode;
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + e.getMessage(), e);
         } finally {
             long seconds = (System.nanoTime() - started) / 1_000_000;
             try {
-                record(AuditRecord.builder()
-                        .kind(AuditRecord.KIND_SESSION_END)
-                        .ts(Instant.now())
-                        .session(id)
-                        .durationMs(seconds)
-                        .sessionDetails(
-                                SessionDetails.end(exitCode == null ? -1 : exitCode, audit.requests(), audit.denials()))
-                        .build());
+                if (startRecorded) {
+                    record(AuditRecord.builder()
+                            .kind(AuditRecord.KIND_SESSION_END)
+                            .ts(Instant.now())
+                            .session(id)
+                            .durationMs(seconds)
+                            .sessionDetails(SessionDetails.end(
+                                    exitCode == null ? -1 : exitCode, audit.requests(), audit.denials()))
+                            .build());
+                }
             } catch (RuntimeException e) {
                 err.println("agentjail: cannot write the session-end record: " + e.getMessage());
             }
@@ -309,6 +317,44 @@ final class Session {
                     ExitCodes.USAGE,
                     "the policy's filesystem binds would expose " + covered
                             + " without naming them; bind narrower paths, or name the credential path itself");
+        }
+    }
+
+    /** The audit log must stay out of the agent's reach: not in the project, nor under anything bound in. */
+    private void refuseVisibleAuditLog(Policy policy, Path home) {
+        Path log = auditLog.toAbsolutePath().normalize();
+        Path real = realPrefix(log);
+        List<Path> visible = new ArrayList<>();
+        visible.add(project);
+        for (HostPath p : policy.filesystem().read()) {
+            visible.add(p.resolve(home));
+        }
+        for (HostPath p : policy.filesystem().write()) {
+            visible.add(p.resolve(home));
+        }
+        for (Path v : visible) {
+            if (log.startsWith(v) || real.startsWith(v)) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the audit log " + auditLog + " would be visible inside the jail (under " + v
+                                + "); choose a path outside the project and the policy's binds");
+            }
+        }
+    }
+
+    /** The real path of the longest existing prefix of {@code path}, with the rest appended. */
+    private static Path realPrefix(Path path) {
+        Path existing = path;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return path;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(path));
+        } catch (IOException e) {
+            return path;
         }
     }
 

