@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 harness=${HARNESS:-$here/../shared/bench/run-peers.sh}
 [ -x "$harness" ] || { echo "bench: harness not found at $harness (set HARNESS=...)" >&2; exit 2; }
 
-port=${PROXY_PORT:-23128}
+port=${PROXY_PORT:-23300}
 work=${BENCH_WORK:-/tmp/agentjail-bench}
 mkdir -p "$work"
 log=$work/agentjail-proxy.out
