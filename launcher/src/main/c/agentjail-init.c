@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -181,6 +182,13 @@ static int exec_with_fds(int argc, char **argv) {
     if (i >= argc - 1) {
         usage("missing '-- PROGRAM'");
     }
+    /*
+     * bwrap dies on a terminal's Ctrl-C and takes the jail down with SIGKILL. Ignoring these here keeps
+     * bwrap alive; the launcher forwards them to the agent, and jail mode restores the defaults for it.
+     */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     exec_command(&argv[i + 1]);
     return EXIT_NOEXEC;
 }
@@ -398,6 +406,13 @@ static int jail(int argc, char **argv) {
     }
     set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0);
 
+    /* Undo what exec-with-fds set for bwrap: the agent gets ordinary signal behaviour. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     exec_command(args.command);
     return EXIT_NOEXEC;
 }

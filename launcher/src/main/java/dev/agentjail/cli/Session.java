@@ -228,7 +228,8 @@ final class Session {
         pb.environment().clear();
         pb.environment().put("PATH", hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
         Process bwrap = pb.start();
-        SignalForwarder signals = SignalForwarder.install(statusFile);
+        SignalForwarder signals =
+                SignalForwarder.install(statusFile, loaded.policy().jail().newSession());
         try {
             boolean finished = bwrap.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (!finished) {

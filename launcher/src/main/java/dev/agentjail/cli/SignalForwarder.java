@@ -24,9 +24,16 @@ final class SignalForwarder {
         this.statusFile = statusFile;
     }
 
-    static SignalForwarder install(Path statusFile) {
+    /**
+     * Installs the handlers. Without a new session the agent shares the terminal's foreground process
+     * group and gets the terminal's SIGINT itself, so that one is not forwarded a second time.
+     */
+    static SignalForwarder install(Path statusFile, boolean newSession) {
         SignalForwarder f = new SignalForwarder(statusFile);
         for (String name : SIGNALS) {
+            if (!newSession && name.equals("INT")) {
+                continue;
+            }
             try {
                 f.previous.put(name, Signal.handle(new Signal(name), s -> f.forward(name)));
             } catch (IllegalArgumentException e) {
