@@ -23,5 +23,5 @@ for _ in $(seq 1 100); do
 done
 # bin/agentjail execs java, so $pid is the proxy JVM itself. The jail column runs each command in a
 # fresh `agentjail run` session whose project is the harness's work folder (so curl can read it).
-jail="$here/bin/agentjail run --policy $here/bench/policy.yaml --project $work --audit-log $work/agentjail-jail-audit.jsonl --"
+jail="$here/bin/agentjail run --policy $here/bench/policy.yaml --project $work --audit-log ${work%/}-jail-audit.jsonl --"
 PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=$pid JAIL_UNDER_TEST_CMD=${JAIL_UNDER_TEST_CMD:-$jail} "$harness" "$@"

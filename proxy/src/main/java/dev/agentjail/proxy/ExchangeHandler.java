@@ -249,13 +249,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                     } catch (AuditUnavailableException e) {
                         c.channel().close();
                         ex.status = 0;
-                        refuse(
-                                ex,
-                                AuditRecord.ERROR,
-                                HttpResponseStatus.SERVICE_UNAVAILABLE,
-                                ProxyReasons.AUDIT_UNAVAILABLE,
-                                "the audit log cannot be written; no request is served until it can",
-                                true);
+                        refuseAuditUnavailable(ex);
                         return;
                     }
                     TunnelSwitch.establish(ctx, c.channel(), ex, runtime);
@@ -532,7 +526,12 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void refuseUnrecorded(HttpRequest request, java.time.Instant started, long startNanos) {
-        Exchange ex = newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
+        refuseAuditUnavailable(
+                newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD));
+    }
+
+    /** Fail closed: while the audit log cannot be written, nothing is served. */
+    private void refuseAuditUnavailable(Exchange ex) {
         refuse(
                 ex,
                 AuditRecord.ERROR,
