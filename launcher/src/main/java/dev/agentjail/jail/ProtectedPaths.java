@@ -35,6 +35,7 @@ public final class ProtectedPaths {
             ".zprofile",
             ".zlogin",
             ".mcp.json",
+            ".envrc",
             ".vscode/",
             ".idea/",
             ".claude/settings.json",

