@@ -13,34 +13,44 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Bounds how long a client may take to send a request head (slowloris) and how long its body may
- * stall; when a bound is hit it passes a {@link MalformedRequest} with status 408 downstream, which
- * answers, records and closes.
+ * Owns the client connection's clocks: how long a request head may take (slowloris) and a body may
+ * stall, where a bound hit passes a {@link MalformedRequest} with status 408 downstream, which
+ * answers, records and closes; and how long a connection may sit idle between exchanges, after which
+ * it is closed quietly.
  *
  * <p>Deadlines are plain numbers checked by one periodic task per connection, so a request costs no
  * timer scheduling on the hot path.
  */
 final class ClientTimeouts extends ChannelInboundHandlerAdapter {
+    /** Fired through the pipeline by the exchange handler when an exchange ends and none is in flight. */
+    static final Object EXCHANGE_DONE = "agentjail.exchange-done";
+
     private static final long NONE = Long.MAX_VALUE;
 
     private final long headerNanos;
     private final long bodyNanos;
+    private final long idleNanos;
     private final long tickMillis;
 
     private long headerDeadline = NONE;
     private long bodyDeadline = NONE;
+    private long idleDeadline = NONE;
     private ScheduledFuture<?> ticker;
     private boolean fired;
 
     ClientTimeouts(Timeouts timeouts) {
         this.headerNanos = timeouts.header().toNanos();
         this.bodyNanos = timeouts.body().toNanos();
-        long shortest = Math.min(timeouts.header().toMillis(), timeouts.body().toMillis());
+        this.idleNanos = timeouts.idle().toNanos();
+        long shortest = Math.min(
+                Math.min(timeouts.header().toMillis(), timeouts.body().toMillis()),
+                timeouts.idle().toMillis());
         this.tickMillis = Math.max(10, Math.min(1000, shortest / 4));
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
+        idleDeadline = System.nanoTime() + idleNanos;
         ticker = ctx.executor().scheduleWithFixedDelay(() -> check(ctx), tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
 
@@ -49,6 +59,10 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
         if (evt == StrictRequestDecoder.HEAD_STARTED) {
             headerDeadline = System.nanoTime() + headerNanos;
             bodyDeadline = NONE;
+            idleDeadline = NONE;
+        } else if (evt == EXCHANGE_DONE) {
+            idleDeadline = System.nanoTime() + idleNanos;
+            return;
         }
         ctx.fireUserEventTriggered(evt);
     }
@@ -79,6 +93,11 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
 
     private void check(ChannelHandlerContext ctx) {
         long now = System.nanoTime();
+        if (idleDeadline != NONE && now - idleDeadline > 0) {
+            stop();
+            ctx.close();
+            return;
+        }
         if (now - headerDeadline > 0 && headerDeadline != NONE) {
             fire(ctx, ProxyReasons.HEADER_TIMEOUT, "request head not complete in time");
         } else if (bodyDeadline != NONE && !ctx.channel().config().isAutoRead()) {
@@ -101,6 +120,7 @@ final class ClientTimeouts extends ChannelInboundHandlerAdapter {
     private void stop() {
         headerDeadline = NONE;
         bodyDeadline = NONE;
+        idleDeadline = NONE;
         if (ticker != null) {
             ticker.cancel(false);
             ticker = null;

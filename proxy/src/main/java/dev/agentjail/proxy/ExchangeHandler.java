@@ -29,9 +29,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Drives one client connection: takes decoded requests one at a time, decides on each, and either
@@ -53,8 +51,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Exchange current;
     private UpstreamConnection upstream;
-    private ScheduledFuture<?> idleTimer;
-    private long idleSince;
     private boolean closing;
 
     ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
@@ -72,17 +68,10 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == StrictRequestDecoder.HEAD_STARTED) {
-            // A head is arriving: the header timeout governs now, not the idle timeout.
-            cancelIdleTimer();
+            // ClientTimeouts owns the clocks; nothing to do here.
             return;
         }
         ctx.fireUserEventTriggered(evt);
-    }
-
-    @Override
-    public void channelActive(ChannelHandlerContext ctx) {
-        armIdleTimer();
-        ctx.fireChannelActive();
     }
 
     @Override
@@ -135,7 +124,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(HttpRequest request) {
-        cancelIdleTimer();
         long startNanos = System.nanoTime();
         var started = runtime.clock().instant();
         if (!runtime.audit().healthy()) {
@@ -437,7 +425,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             handle(queued.poll());
         }
         if (current == null && !closing) {
-            armIdleTimer();
+            // Idle from now on: ClientTimeouts closes the connection if no new request head arrives in time.
+            ctx.pipeline().fireUserEventTriggered(ClientTimeouts.EXCHANGE_DONE);
             setAutoRead(true);
         }
     }
@@ -545,7 +534,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        stopIdleTimer();
         Exchange ex = current;
         current = null;
         if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
@@ -597,36 +585,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             upstream = null;
         }
         ctx.close();
-    }
-
-    /** Marks the connection idle from now; one periodic check per connection closes it when idle too long. */
-    private void armIdleTimer() {
-        idleSince = System.nanoTime();
-        if (idleTimer == null) {
-            long idle = runtime.timeouts().idle().toNanos();
-            long tick = Math.max(10, Math.min(1000, runtime.timeouts().idle().toMillis() / 4));
-            idleTimer = ctx.executor()
-                    .scheduleWithFixedDelay(
-                            () -> {
-                                if (current == null && idleSince != 0 && System.nanoTime() - idleSince > idle) {
-                                    closeNow();
-                                }
-                            },
-                            tick,
-                            tick,
-                            TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void cancelIdleTimer() {
-        idleSince = 0;
-    }
-
-    private void stopIdleTimer() {
-        if (idleTimer != null) {
-            idleTimer.cancel(false);
-            idleTimer = null;
-        }
     }
 
     private void recordQuietly(AuditRecord record) {
