@@ -1,12 +1,10 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.policy.Policy;
+import dev.agentjail.proxy.audit.Sha256;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /** A policy together with where it came from and the SHA-256 of its file, for the session record. */
 record LoadedPolicy(Policy policy, String source, String sha256) {
@@ -24,10 +22,6 @@ record LoadedPolicy(Policy policy, String source, String sha256) {
     }
 
     private static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return Sha256.hex(bytes, 0, bytes.length);
     }
 }

@@ -18,9 +18,6 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -87,13 +84,7 @@ final class ProxyCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
         }
-        ExecutorService dns = new ThreadPoolExecutor(
-                1,
-                4,
-                30,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(1024),
-                Thread.ofPlatform().daemon().name("dns-", 0).factory());
+        ExecutorService dns = DnsExecutors.create();
         int io = threads != null ? threads : Runtime.getRuntime().availableProcessors();
         ProxyConfig config = new ProxyConfig(
                 policy.network(),

@@ -40,8 +40,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -101,13 +99,7 @@ final class Session {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + auditLog + ": " + e.getMessage());
         }
         audit = new CountingAuditSink(file);
-        ExecutorService dns = new ThreadPoolExecutor(
-                1,
-                4,
-                30,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(1024),
-                Thread.ofPlatform().daemon().name("dns-", 0).factory());
+        ExecutorService dns = DnsExecutors.create();
         ProxyServer server = new ProxyServer(new ProxyConfig(
                 policy.network(),
                 id,

@@ -52,6 +52,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private Exchange current;
     private UpstreamConnection upstream;
     private boolean closing;
+    private String clientAddress;
+    private boolean clientAddressKnown;
 
     ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
         this.runtime = runtime;
@@ -230,7 +232,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                     try {
                         // On disk before the client sees the 200, so even a killed proxy leaves this record.
                         runtime.audit()
-                                .append(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+                                .append(recordOf(ex)
                                         .decision(AuditRecord.ALLOW)
                                         .reason(Reasons.ALLOWED)
                                         .build());
@@ -240,7 +242,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         refuseAuditUnavailable(ex);
                         return;
                     }
-                    TunnelSwitch.establish(ctx, c.channel(), ex, runtime);
+                    TunnelSwitch.establish(ctx, c.channel(), ex, runtime, clientAddress());
                     current = null;
                     closing = true;
                 } else {
@@ -367,7 +369,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             ex.phase = Exchange.Phase.DISCARD;
             refuse(ex, AuditRecord.ERROR, status, reason, detail, true);
         } else {
-            recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+            recordQuietly(recordOf(ex)
                     .decision(AuditRecord.ERROR)
                     .reason(reason)
                     .error(detail)
@@ -378,10 +380,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void completeExchange(Exchange ex, LastHttpContent last) {
-        AuditRecord record = ex.record(runtime.session(), clientAddress(), System.nanoTime())
-                .decision(AuditRecord.ALLOW)
-                .reason(Reasons.ALLOWED)
-                .build();
+        AuditRecord record =
+                recordOf(ex).decision(AuditRecord.ALLOW).reason(Reasons.ALLOWED).build();
         try {
             runtime.audit().append(record);
         } catch (AuditUnavailableException e) {
@@ -436,10 +436,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private void refuse(
             Exchange ex, String decision, HttpResponseStatus status, String reason, String line, boolean close) {
         ex.status = status.code();
-        AuditRecord record = ex.record(runtime.session(), clientAddress(), System.nanoTime())
-                .decision(decision)
-                .reason(reason)
-                .build();
+        AuditRecord record = recordOf(ex).decision(decision).reason(reason).build();
         try {
             runtime.audit().append(record);
         } catch (AuditUnavailableException e) {
@@ -505,7 +502,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             refuse(ex, AuditRecord.ERROR, m.status(), m.reason(), m.detail(), true);
             return;
         }
-        recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+        recordQuietly(recordOf(ex)
                 .decision(AuditRecord.ERROR)
                 .reason(m.reason())
                 .error(m.detail())
@@ -537,7 +534,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         Exchange ex = current;
         current = null;
         if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
-            recordQuietly(ex.record(runtime.session(), clientAddress(), System.nanoTime())
+            recordQuietly(recordOf(ex)
                     .decision(AuditRecord.ERROR)
                     .reason(ProxyReasons.CLIENT_CLOSED)
                     .error("client closed the connection before the exchange completed")
@@ -613,9 +610,19 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         return ex;
     }
 
+    /** The peer's address as ip:port, computed once per connection (it is on every record). */
     String clientAddress() {
-        var remote = ctx.channel().remoteAddress();
-        return remote == null ? null : remote.toString().replaceFirst("^/", "");
+        if (!clientAddressKnown) {
+            var remote = ctx.channel().remoteAddress();
+            clientAddress = remote == null ? null : remote.toString().replaceFirst("^/", "");
+            clientAddressKnown = true;
+        }
+        return clientAddress;
+    }
+
+    /** The exchange's record so far; the caller adds the decision and outcome. */
+    private AuditRecord.Builder recordOf(Exchange ex) {
+        return ex.record(runtime.session(), clientAddress(), System.nanoTime());
     }
 
     private static String describe(Exchange ex) {

@@ -29,12 +29,10 @@ final class TunnelSwitch {
 
     private TunnelSwitch() {}
 
-    static void establish(ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime) {
+    static void establish(
+            ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime, String clientAddress) {
         Channel client = ctx.channel();
         ex.status = 200;
-        String clientAddress = client.remoteAddress() == null
-                ? null
-                : client.remoteAddress().toString().replaceFirst("^/", "");
         Tunnel tunnel = new Tunnel(ex, runtime, clientAddress);
         long idle = runtime.timeouts().tunnelIdle().toMillis();
 

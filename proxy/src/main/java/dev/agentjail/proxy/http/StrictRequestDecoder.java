@@ -1,5 +1,6 @@
 package dev.agentjail.proxy.http;
 
+import dev.agentjail.proxy.audit.Sha256;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -12,9 +13,6 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -254,15 +252,7 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
     }
 
     private String firstBytesHash() {
-        if (firstBytes == null) {
-            return null;
-        }
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            return HexFormat.of().formatHex(sha.digest(firstBytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return firstBytes == null ? null : Sha256.hex(firstBytes, 0, firstBytes.length);
     }
 
     /** The parsed request line. */
