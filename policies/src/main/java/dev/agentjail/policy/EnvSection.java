@@ -15,8 +15,26 @@ final class EnvSection {
 
     private final YamlNodes nodes;
 
+    /** Where each name was forwarded or set, as {@code env.forward[0] (line 4)}, for other sections' errors. */
+    private final Map<String, String> origins = new HashMap<>();
+
     EnvSection(YamlNodes nodes) {
         this.nodes = nodes;
+    }
+
+    /** Reads a variable name that must be valid in a policy. */
+    static String name(YamlNodes nodes, Node node, String path) throws PolicyException {
+        String name = nodes.string(node, path);
+        Optional<String> problem = EnvPolicy.nameProblem(name);
+        if (problem.isPresent()) {
+            throw nodes.error(node, path, problem.get());
+        }
+        return name;
+    }
+
+    /** The names read so far and where they are. */
+    Map<String, String> origins() {
+        return Map.copyOf(origins);
     }
 
     EnvPolicy read(Node env) throws PolicyException {
@@ -41,6 +59,7 @@ final class EnvSection {
             if (earlier != null) {
                 throw nodes.error(items.get(i), itemPath, Quoting.quote(name) + " is already listed at " + earlier);
             }
+            origins.put(name, itemPath + " (line " + line(items.get(i)) + ")");
             names.add(name);
         }
         return names;
@@ -68,9 +87,14 @@ final class EnvSection {
             if (problem.isPresent()) {
                 throw nodes.error(valueNode, keyPath, problem.get());
             }
+            origins.put(name, keyPath + " (line " + line(valueNode) + ")");
             values.put(name, value);
         }
         return values;
+    }
+
+    private static int line(Node node) {
+        return node.getStartMark().getLine() + 1;
     }
 
     private void checkName(Node node, String path, String name) throws PolicyException {

@@ -4,22 +4,34 @@ import java.net.InetAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * Egress rules: allow and deny host patterns, and pinned addresses ({@code resolve}, like curl's
- * {@code --resolve}) that count as explicitly allowed for the SSRF guard.
+ * Egress rules: allow and deny host patterns, pinned addresses ({@code resolve}, like curl's {@code
+ * --resolve}) that count as explicitly allowed for the SSRF guard, and the hosts whose CONNECTs are
+ * relayed without TLS interception ({@code tunnel}). A tunnel entry allows nothing by itself.
  */
-public record NetworkPolicy(List<HostPattern> allow, List<HostPattern> deny, Map<String, List<InetAddress>> resolve) {
+public record NetworkPolicy(
+        List<HostPattern> allow,
+        List<HostPattern> deny,
+        Map<String, List<InetAddress>> resolve,
+        List<HostPattern> tunnel) {
     public NetworkPolicy {
         allow = List.copyOf(allow);
         deny = List.copyOf(deny);
         resolve = resolve.entrySet().stream()
                 .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, e -> List.copyOf(e.getValue())));
+        tunnel = List.copyOf(tunnel);
+    }
+
+    /** Rules without tunnelled hosts: every allowed CONNECT is intercepted. */
+    public NetworkPolicy(List<HostPattern> allow, List<HostPattern> deny, Map<String, List<InetAddress>> resolve) {
+        this(allow, deny, resolve, List.of());
     }
 
     public static NetworkPolicy none() {
-        return new NetworkPolicy(List.of(), List.of(), Map.of());
+        return new NetworkPolicy(List.of(), List.of(), Map.of(), List.of());
     }
 
     /**
@@ -43,6 +55,26 @@ public record NetworkPolicy(List<HostPattern> allow, List<HostPattern> deny, Map
             }
         }
         return Decision.deny(Reasons.NOT_ALLOWED, "-");
+    }
+
+    /**
+     * Whether a CONNECT to this canonical target is relayed untouched instead of intercepted: a
+     * {@code tunnel} entry matches it. Says nothing about whether the target is allowed; ask {@link
+     * #decide} first.
+     */
+    public boolean tunnelled(Target target, int defaultPort) {
+        return tunnelRule(target, defaultPort).isPresent();
+    }
+
+    /** The first {@code tunnel} entry matching the target, as {@code network.tunnel[i]=pattern}, for the record. */
+    public Optional<String> tunnelRule(Target target, int defaultPort) {
+        Objects.requireNonNull(target, "target");
+        for (int i = 0; i < tunnel.size(); i++) {
+            if (tunnel.get(i).matches(target, defaultPort)) {
+                return Optional.of(rule("tunnel", i, tunnel.get(i)));
+            }
+        }
+        return Optional.empty();
     }
 
     /** Addresses pinned for a canonical host by {@code resolve}, or an empty list. */

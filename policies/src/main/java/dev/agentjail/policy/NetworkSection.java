@@ -12,7 +12,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /** Reads the {@code network} section of a policy into a {@link NetworkPolicy}. */
 final class NetworkSection {
-    private static final Set<String> KEYS = Set.of("allow", "deny", "resolve");
+    private static final Set<String> KEYS = Set.of("allow", "deny", "resolve", "tunnel");
 
     private final YamlNodes nodes;
 
@@ -25,7 +25,8 @@ final class NetworkSection {
         List<HostPattern> allow = patterns(entries.get("allow"), "network.allow");
         List<HostPattern> deny = patterns(entries.get("deny"), "network.deny");
         Map<String, List<InetAddress>> resolve = resolve(entries.get("resolve"), "network.resolve");
-        return new NetworkPolicy(allow, deny, resolve);
+        List<HostPattern> tunnel = patterns(entries.get("tunnel"), "network.tunnel");
+        return new NetworkPolicy(allow, deny, resolve, tunnel);
     }
 
     private List<HostPattern> patterns(Node node, String path) throws PolicyException {

@@ -11,6 +11,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -44,18 +45,41 @@ public final class PolicyLoader {
     private static final int MAX_BYTES = 4 * MAX_CODE_POINTS;
 
     private static final Set<String> TOP_LEVEL_KEYS =
-            Set.of("version", "network", "filesystem", "env", "limits", "jail");
+            Set.of("version", "network", "filesystem", "env", "limits", "jail", "tls", "redaction", "credentials");
 
     private PolicyLoader() {}
 
+    /** Loads a policy file; files it names by relative path are relative to the file's directory. */
     public static Policy load(Path file) throws PolicyException {
-        String source = file.toString();
-        return parse(read(file, source), source);
+        return load(file, PolicyFiles.defaultHome());
     }
 
+    /** As {@link #load(Path)}, with {@code ~/} in file entries meaning {@code home} (absolute). */
+    public static Policy load(Path file, Path home) throws PolicyException {
+        String source = file.toString();
+        Path parent = file.toAbsolutePath().normalize().getParent();
+        return parse(read(file, source), source, parent == null ? Path.of("/") : parent, home);
+    }
+
+    /** Parses policy text; files it names by relative path are relative to the current directory. */
     public static Policy parse(String yaml, String sourceName) throws PolicyException {
+        return parse(yaml, sourceName, Path.of(""));
+    }
+
+    /** Parses policy text; files it names by relative path are relative to {@code baseDir}. */
+    public static Policy parse(String yaml, String sourceName, Path baseDir) throws PolicyException {
+        return parse(yaml, sourceName, baseDir, PolicyFiles.defaultHome());
+    }
+
+    /**
+     * Parses policy text; files it names are relative to {@code baseDir}, or to {@code home} when
+     * written {@code ~/...}. Checks that {@code tls.upstream_ca} files are readable regular files.
+     */
+    public static Policy parse(String yaml, String sourceName, Path baseDir, Path home) throws PolicyException {
         Objects.requireNonNull(yaml, "yaml");
         Objects.requireNonNull(sourceName, "sourceName");
+        PolicyFiles files = new PolicyFiles(
+                baseDir.toAbsolutePath().normalize(), home.toAbsolutePath().normalize());
         if (yaml.codePointCount(0, yaml.length()) > MAX_CODE_POINTS) {
             throw new PolicyException(sourceName, 0, "-", "policy larger than 1 MiB");
         }
@@ -82,14 +106,33 @@ public final class PolicyLoader {
         Node env = entries.get("env");
         Node limits = entries.get("limits");
         Node jail = entries.get("jail");
+        Node tls = entries.get("tls");
+        Node redaction = entries.get("redaction");
+        Node credentials = entries.get("credentials");
+        NetworkPolicy networkPolicy = network == null ? NetworkPolicy.none() : new NetworkSection(nodes).read(network);
+        FilesystemPolicy filesystemPolicy =
+                filesystem == null ? FilesystemPolicy.none() : new FilesystemSection(nodes).read(filesystem);
+        EnvSection envSection = new EnvSection(nodes);
+        EnvPolicy envPolicy = env == null ? EnvPolicy.none() : envSection.read(env);
+        Limits limitsPolicy = limits == null ? Limits.defaults() : new LimitsSection(nodes).read(limits);
+        JailSettings jailSettings = jail == null ? JailSettings.defaults() : new JailSection(nodes).read(jail);
+        TlsSettings tlsSettings = tls == null ? TlsSettings.defaults() : new TlsSection(nodes, files).read(tls);
+        RedactionPolicy redactionPolicy =
+                redaction == null ? RedactionPolicy.defaults() : new RedactionSection(nodes, files).read(redaction);
+        List<CredentialRule> credentialRules = credentials == null
+                ? List.of()
+                : new CredentialsSection(nodes, files).read(credentials, envSection.origins(), networkPolicy);
         return new Policy(
                 number,
-                network == null ? NetworkPolicy.none() : new NetworkSection(nodes).read(network),
-                filesystem == null ? FilesystemPolicy.none() : new FilesystemSection(nodes).read(filesystem),
-                env == null ? EnvPolicy.none() : new EnvSection(nodes).read(env),
-                limits == null ? Limits.defaults() : new LimitsSection(nodes).read(limits),
-                jail == null ? JailSettings.defaults() : new JailSection(nodes).read(jail),
-                sourceName);
+                networkPolicy,
+                filesystemPolicy,
+                envPolicy,
+                limitsPolicy,
+                jailSettings,
+                sourceName,
+                tlsSettings,
+                redactionPolicy,
+                credentialRules);
     }
 
     /** Builds a composer with the size, nesting and alias limits that keep hostile YAML cheap. */

@@ -79,6 +79,15 @@ final class YamlNodes {
         return entries;
     }
 
+    /** The value of a required key of {@code parent}, or an error at the parent's line naming the key. */
+    Node required(Map<String, Node> entries, Node parent, String parentPath, String key) throws PolicyException {
+        Node node = entries.get(key);
+        if (node == null) {
+            throw error(parent, child(parentPath, key), "missing required key");
+        }
+        return node;
+    }
+
     List<Node> sequence(Node node, String path) throws PolicyException {
         rejectAnchor(node, path);
         if (!(node instanceof SequenceNode sequence)) {

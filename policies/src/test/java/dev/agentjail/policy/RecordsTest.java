@@ -45,6 +45,82 @@ class RecordsTest {
     }
 
     @Test
+    void policyDefaultsTheInspectionSectionsAndChecksCredentials() throws Exception {
+        Policy denyAll = Policy.denyAll();
+        assertEquals(TlsSettings.defaults(), denyAll.tls());
+        assertEquals(RedactionPolicy.defaults(), denyAll.redaction());
+        assertEquals(List.of(), denyAll.credentials());
+        CredentialRule rule =
+                new CredentialRule("KEY", null, List.of(Authorities.parseAuthority("api.test", 443)), "x-api-key");
+        List<CredentialRule> rules = new ArrayList<>(List.of(rule));
+        Policy policy = new Policy(
+                1,
+                NetworkPolicy.none(),
+                FilesystemPolicy.none(),
+                EnvPolicy.none(),
+                Limits.defaults(),
+                JailSettings.defaults(),
+                "x",
+                TlsSettings.defaults(),
+                RedactionPolicy.defaults(),
+                rules);
+        rules.clear();
+        assertEquals(List.of(rule), policy.credentials());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new Policy(
+                        1,
+                        NetworkPolicy.none(),
+                        FilesystemPolicy.none(),
+                        new EnvPolicy(List.of("KEY"), Map.of()),
+                        Limits.defaults(),
+                        JailSettings.defaults(),
+                        "x",
+                        TlsSettings.defaults(),
+                        RedactionPolicy.defaults(),
+                        List.of(rule)));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new Policy(
+                        1,
+                        NetworkPolicy.none(),
+                        FilesystemPolicy.none(),
+                        new EnvPolicy(List.of(), Map.of("KEY", "v")),
+                        Limits.defaults(),
+                        JailSettings.defaults(),
+                        "x",
+                        TlsSettings.defaults(),
+                        RedactionPolicy.defaults(),
+                        List.of(rule)));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new Policy(
+                        1,
+                        NetworkPolicy.none(),
+                        FilesystemPolicy.none(),
+                        EnvPolicy.none(),
+                        Limits.defaults(),
+                        JailSettings.defaults(),
+                        "x",
+                        TlsSettings.defaults(),
+                        RedactionPolicy.defaults(),
+                        List.of(rule, rule)));
+        assertThrows(
+                NullPointerException.class,
+                () -> new Policy(
+                        1,
+                        NetworkPolicy.none(),
+                        FilesystemPolicy.none(),
+                        EnvPolicy.none(),
+                        Limits.defaults(),
+                        JailSettings.defaults(),
+                        "x",
+                        null,
+                        RedactionPolicy.defaults(),
+                        List.of()));
+    }
+
+    @Test
     void envPolicyCopiesKeepsOrderAndChecks() {
         List<String> forward = new ArrayList<>(List.of("A"));
         Map<String, String> set = new LinkedHashMap<>();

@@ -2,6 +2,8 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.RedactionCount;
+import dev.agentjail.proxy.inspect.OutboundRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.ReferenceCountUtil;
@@ -29,7 +31,7 @@ final class Exchange {
     final long startNanos;
     final Target target;
     final String scheme;
-    final String path;
+    String path;
     final boolean connect;
     final boolean clientKeepAlive;
     final boolean expectContinue;
@@ -45,6 +47,10 @@ final class Exchange {
     long bytesIn;
     InetAddress dialled;
     String error;
+    /** A CONNECT whose tunnel is opened (TLS intercepted) rather than relayed as bytes. */
+    boolean intercepted;
+    /** The request as it goes upstream (redacted, credentials injected); null until it is allowed. */
+    OutboundRequest outbound;
 
     Exchange(
             HttpRequest request,
@@ -84,7 +90,7 @@ final class Exchange {
                 .bytesOut(bytesOut)
                 .bytesIn(bytesIn)
                 .durationMs((nowNanos - startNanos) / 1_000_000)
-                .tls(connect && status == 200 ? AuditRecord.TLS_TUNNEL : AuditRecord.TLS_NONE)
+                .tls(tlsMode())
                 .client(client);
         if (target != null) {
             b.host(target.host()).port(target.port());
@@ -95,7 +101,21 @@ final class Exchange {
         if (dialled != null) {
             b.resolvedIp(dialled.getHostAddress());
         }
+        if (outbound != null && !outbound.findings().isEmpty()) {
+            b.redactions(outbound.findings().stream()
+                    .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
+                    .toList());
+        }
         return b;
+    }
+
+    private String tlsMode() {
+        if (connect) {
+            return status != 200
+                    ? AuditRecord.TLS_NONE
+                    : intercepted ? AuditRecord.TLS_INTERCEPT : AuditRecord.TLS_TUNNEL;
+        }
+        return AuditRecord.SCHEME_HTTPS.equals(scheme) ? AuditRecord.TLS_INTERCEPT : AuditRecord.TLS_NONE;
     }
 
     void releaseHeld() {

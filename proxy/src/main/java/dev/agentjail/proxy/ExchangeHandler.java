@@ -7,8 +7,10 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
-import dev.agentjail.proxy.route.RequestRouter;
+import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.route.Routing;
+import dev.agentjail.proxy.tls.UpstreamTls;
 import dev.agentjail.proxy.upstream.DialOutcome;
 import dev.agentjail.proxy.upstream.Dialer;
 import io.netty.buffer.ByteBuf;
@@ -44,8 +46,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyRuntime runtime;
     private final ProxyResponseEncoder encoder;
-    private final RequestRouter router;
+    private final Router router;
     private final Dialer dialer;
+    private final UpstreamTls upstreamTls;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
 
     private ChannelHandlerContext ctx;
@@ -55,11 +58,30 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private String clientAddress;
     private boolean clientAddressKnown;
 
+    /** A forward-proxy connection: absolute-form requests and CONNECTs to any host the policy allows. */
     ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
+        this(runtime, encoder, runtime.router(), null, null);
+    }
+
+    /**
+     * A connection whose requests go through {@code router} to upstreams reached over {@code upstreamTls}
+     * (null: plain); {@code spare} is an upstream connection already dialled for the first request.
+     */
+    ExchangeHandler(
+            ProxyRuntime runtime,
+            ProxyResponseEncoder encoder,
+            Router router,
+            UpstreamTls upstreamTls,
+            UpstreamConnection spare) {
         this.runtime = runtime;
         this.encoder = encoder;
-        this.router = runtime.router();
+        this.router = router;
         this.dialer = runtime.dialer();
+        this.upstreamTls = upstreamTls;
+        this.upstream = spare;
+        if (spare != null) {
+            spare.adopt(this);
+        }
     }
 
     @Override
@@ -141,7 +163,18 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
         Routing.Routed routed = (Routing.Routed) routing;
         Decision decision = routed.decision();
-        String path = routed.originForm() == null ? null : stripQuery(routed.originForm());
+        OutboundRequest outbound = null;
+        String path = null;
+        if (routed.originForm() != null) {
+            if (decision.allowed()) {
+                outbound = runtime.inspector()
+                        .inspect(request, routed.target(), routed.originForm(), "https".equals(routed.scheme()));
+                path = outbound.recordPath();
+            } else {
+                // Even a refused request's path goes into the log: never with a secret in it.
+                path = stripQuery(runtime.inspector().redactedTarget(routed.originForm()));
+            }
+        }
         Exchange ex = newExchange(
                 request,
                 started,
@@ -152,14 +185,25 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 routed.connect(),
                 decision.rule(),
                 Exchange.Phase.DISCARD);
+        ex.outbound = outbound;
         if (!decision.allowed()) {
             refuse(
                     ex,
                     AuditRecord.DENY,
                     HttpResponseStatus.FORBIDDEN,
                     decision.reason(),
-                    describe(ex) + " denied by policy",
-                    routed.connect() || hasBody(request));
+                    routed.detail() != null ? routed.detail() : describe(ex) + " denied by policy",
+                    routed.connect() || hasBody(request) || router.closeOnDeny());
+            return;
+        }
+        if (outbound != null && outbound.refused()) {
+            refuse(
+                    ex,
+                    AuditRecord.DENY,
+                    outbound.refusalStatus(),
+                    outbound.refusalReason(),
+                    outbound.refusalDetail(),
+                    true);
             return;
         }
         String expect = request.headers().get(HttpHeaderNames.EXPECT);
@@ -188,7 +232,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void dial(Exchange ex) {
-        UpstreamConnection conn = ex.connect ? null : new UpstreamConnection(this, ex.target, runtime);
+        UpstreamConnection conn = ex.connect ? null : new UpstreamConnection(this, ex.target, runtime, upstreamTls);
         ChannelInitializer<Channel> init = new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
@@ -229,6 +273,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 ex.dialled = c.address();
                 if (ex.connect) {
                     ex.status = 200;
+                    ex.intercepted = runtime.intercepts(ex.target);
                     try {
                         // On disk before the client sees the 200, so even a killed proxy leaves this record.
                         runtime.audit()
@@ -242,7 +287,11 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         refuseAuditUnavailable(ex);
                         return;
                     }
-                    TunnelSwitch.establish(ctx, c.channel(), ex, runtime, clientAddress());
+                    if (ex.intercepted) {
+                        InterceptSwitch.establish(ctx, c.channel(), ex, runtime, clientAddress());
+                    } else {
+                        TunnelSwitch.establish(ctx, c.channel(), ex, runtime, clientAddress());
+                    }
                     current = null;
                     closing = true;
                 } else {
@@ -256,7 +305,10 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private void startForwarding(Exchange ex) {
         ex.phase = Exchange.Phase.FORWARDING;
-        upstream.send(ex);
+        upstream.begin(ex);
+        if (!ex.outbound.collects()) {
+            upstream.sendHead(ex);
+        }
         if (ex.expectContinue) {
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
@@ -310,10 +362,46 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (last) {
             ex.requestComplete = true;
         }
-        upstream.write(content, last);
+        HttpContent out = ex.outbound.transform(content, ctx.alloc());
+        if (ex.outbound.refused()) {
+            abortForSecret(ex);
+            return;
+        }
+        if (out == null) {
+            // Collected for inspection; nothing goes out until the body is complete.
+            return;
+        }
+        if (ex.outbound.collects()) {
+            upstream.sendHead(ex);
+        }
+        upstream.write(out, last);
         if (!last && !upstream.writable()) {
             ctx.channel().config().setAutoRead(false);
         }
+    }
+
+    /**
+     * A secret the policy blocks turned up in the body: the upstream connection is cut with the request
+     * incomplete (the secret's own bytes were held back and never sent), and the client is refused.
+     */
+    private void abortForSecret(Exchange ex) {
+        OutboundRequest out = ex.outbound;
+        if (upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
+        if (!ex.responseStarted) {
+            ex.phase = Exchange.Phase.DISCARD;
+            refuse(ex, AuditRecord.DENY, out.refusalStatus(), out.refusalReason(), out.refusalDetail(), true);
+            return;
+        }
+        recordQuietly(recordOf(ex)
+                .decision(AuditRecord.DENY)
+                .reason(out.refusalReason())
+                .error(out.refusalDetail())
+                .build());
+        current = null;
+        closeNow();
     }
 
     @Override
@@ -626,7 +714,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private static String describe(Exchange ex) {
-        return (ex.connect ? "CONNECT " : ex.request.method().name() + " http://") + ex.target.authority();
+        return (ex.connect ? "CONNECT " : ex.request.method().name() + " " + ex.scheme + "://") + ex.target.authority();
     }
 
     private static boolean hasBody(HttpRequest request) {

@@ -3,11 +3,17 @@ package dev.agentjail.proxy;
 import dev.agentjail.policy.NetworkPolicy;
 import dev.agentjail.proxy.audit.AuditSink;
 import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.inspect.Inspection;
 import dev.agentjail.proxy.net.HostResolver;
+import dev.agentjail.proxy.tls.Interception;
 import java.time.Clock;
 import java.util.Objects;
 
-/** Everything one proxy instance needs, injected: the rules, the resolver, the audit sink and the clocks. */
+/**
+ * Everything one proxy instance needs, injected: the rules, the resolver, the audit sink and the clocks.
+ * {@code interception} is null when CONNECT tunnels are relayed unopened; {@code inspection} says what
+ * is looked for in the requests the proxy can read.
+ */
 public record ProxyConfig(
         NetworkPolicy network,
         String session,
@@ -16,7 +22,22 @@ public record ProxyConfig(
         HttpLimits limits,
         Timeouts timeouts,
         Clock clock,
-        int ioThreads) {
+        int ioThreads,
+        Interception interception,
+        Inspection inspection) {
+    /** A proxy that relays every allowed CONNECT as an opaque tunnel (no interception). */
+    public ProxyConfig(
+            NetworkPolicy network,
+            String session,
+            AuditSink audit,
+            HostResolver resolver,
+            HttpLimits limits,
+            Timeouts timeouts,
+            Clock clock,
+            int ioThreads) {
+        this(network, session, audit, resolver, limits, timeouts, clock, ioThreads, null, Inspection.defaults());
+    }
+
     public ProxyConfig {
         Objects.requireNonNull(network, "network");
         Objects.requireNonNull(session, "session");
@@ -25,6 +46,7 @@ public record ProxyConfig(
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(timeouts, "timeouts");
         Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(inspection, "inspection");
         if (ioThreads < 1) {
             throw new IllegalArgumentException("ioThreads must be >= 1");
         }

@@ -23,6 +23,20 @@ public final class ProxyReasons {
     public static final String BODY_TIMEOUT = "body-timeout";
     public static final String AUDIT_UNAVAILABLE = "audit-unavailable";
     public static final String EXPECTATION_FAILED = "expectation-failed";
+    /** A request inside an intercepted tunnel named another origin than the tunnel's (domain fronting). */
+    public static final String TUNNEL_HOST_MISMATCH = "tunnel-host-mismatch";
+    /** The TLS ClientHello named another server (SNI) than the CONNECT did. */
+    public static final String SNI_MISMATCH = "sni-mismatch";
+    /** The client's TLS handshake with the proxy failed (not TLS, a pinned certificate, a protocol error). */
+    public static final String CLIENT_TLS_FAILED = "client-tls-failed";
+    /** The upstream's certificate did not verify, or its TLS handshake failed: nothing was delivered. */
+    public static final String UPSTREAM_TLS_FAILED = "upstream-tls-failed";
+    /** A secret was found and the policy's redaction action is {@code block}, or the payload can't be rewritten. */
+    public static final String SECRET_BLOCKED = "secret-blocked";
+    /** A body in a content coding the redactor cannot inspect (br, zstd, …) or past the inspection caps. */
+    public static final String UNINSPECTABLE_BODY = "uninspectable-body";
+    /** A WebSocket upgrade was decided, recorded, and switched to a relay. */
+    public static final String WEBSOCKET = "websocket";
 
     private ProxyReasons() {}
 }

@@ -1,12 +1,14 @@
 package dev.agentjail.proxy;
 
+import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditSink;
+import dev.agentjail.proxy.inspect.Inspector;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
 import java.time.Clock;
 
 /** What every connection of one proxy shares: its configuration and the stateless helpers built from it. */
-record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer) {
+record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer, Inspector inspector) {
     String session() {
         return config.session();
     }
@@ -21,5 +23,10 @@ record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer) {
 
     Timeouts timeouts() {
         return config.timeouts();
+    }
+
+    /** Whether an allowed CONNECT to {@code target} is opened and inspected rather than relayed as bytes. */
+    boolean intercepts(Target target) {
+        return config.interception() != null && !config.network().tunnelled(target, 443);
     }
 }

@@ -3,6 +3,7 @@ package dev.agentjail.proxy;
 import dev.agentjail.proxy.handoff.HandedOffListener;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
+import dev.agentjail.proxy.inspect.Inspector;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
 import io.netty.bootstrap.ServerBootstrap;
@@ -57,7 +58,8 @@ public final class ProxyServer implements AutoCloseable {
                         config.network(),
                         config.resolver(),
                         clientClass,
-                        config.timeouts().connect()));
+                        config.timeouts().connect()),
+                Inspector.of(config.inspection()));
     }
 
     /** Listens on a TCP address (port 0 picks a free port) and returns the bound address. */

@@ -1,6 +1,7 @@
 package dev.agentjail.proxy;
 
 import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.tls.UpstreamTls;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -19,24 +20,30 @@ import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
- * One plain-HTTP connection to an upstream, owned by one client connection and pinned to its event
- * loop: sends the rewritten request, relays the response back, and is reused only for the same
- * canonical target after a clean, kept-alive exchange.
+ * One HTTP connection to an upstream (plain, or TLS verified by {@link UpstreamTls} for intercepted
+ * tunnels), owned by one client connection and pinned to its event loop: sends the rewritten
+ * request, relays the response back, and is reused only for the same canonical target after a
+ * clean, kept-alive exchange.
  */
 final class UpstreamConnection {
     private static final String CODEC = "upstream-codec";
     private static final String IDLE = "upstream-idle";
     private static final String RELAY = "upstream-relay";
+    private static final String TLS = "upstream-tls";
 
-    private final ExchangeHandler owner;
     private final Target target;
     private final ProxyRuntime runtime;
+    private final UpstreamTls tls;
+
+    private ExchangeHandler owner;
 
     private Channel channel;
     private boolean inExchange;
@@ -44,10 +51,28 @@ final class UpstreamConnection {
     private boolean headRequest;
     private boolean skippingInformational;
 
-    UpstreamConnection(ExchangeHandler owner, Target target, ProxyRuntime runtime) {
+    UpstreamConnection(ExchangeHandler owner, Target target, ProxyRuntime runtime, UpstreamTls tls) {
         this.owner = owner;
         this.target = target;
         this.runtime = runtime;
+        this.tls = tls;
+    }
+
+    /**
+     * A connection dialled ahead of its first request (an intercepted tunnel's upstream, whose TLS
+     * handshake runs while the client's does): fresh, so the first request to its target may use it.
+     */
+    static UpstreamConnection spare(Channel ch, Target target, ProxyRuntime runtime, UpstreamTls tls) {
+        UpstreamConnection conn = new UpstreamConnection(null, target, runtime, tls);
+        conn.initPipeline(ch);
+        conn.attach(ch);
+        conn.reusable = true;
+        return conn;
+    }
+
+    /** Hands a spare connection to the client connection that will use it. */
+    void adopt(ExchangeHandler handler) {
+        this.owner = handler;
     }
 
     void initPipeline(Channel ch) {
@@ -60,6 +85,9 @@ final class UpstreamConnection {
                 .setStrictLineParsing(true)
                 .setUseRfc9112TransferEncoding(true);
         long idle = runtime.timeouts().upstreamIdle().toMillis();
+        if (tls != null) {
+            ch.pipeline().addLast(TLS, tls.newHandler(ch.alloc(), target));
+        }
         ch.pipeline()
                 .addLast(CODEC, new HttpClientCodec(config, false, false))
                 .addLast(IDLE, new IdleStateHandler(idle, 0, 0, TimeUnit.MILLISECONDS))
@@ -79,18 +107,26 @@ final class UpstreamConnection {
         return channel.isWritable();
     }
 
-    /** Writes the request head, rewritten to origin-form with a canonical Host and no hop-by-hop headers. */
-    void send(Exchange ex) {
+    /** Takes the exchange: from now on the connection answers it, even before its head is written. */
+    void begin(Exchange ex) {
         inExchange = true;
         reusable = false;
         headRequest = ex.request.method().equals(HttpMethod.HEAD);
-        HttpHeaders headers = ex.request.headers().copy();
+    }
+
+    /**
+     * Writes the request head as the inspection left it (secrets replaced, credentials injected), in
+     * origin-form with a canonical Host and no hop-by-hop headers.
+     */
+    void sendHead(Exchange ex) {
+        HttpHeaders headers = ex.outbound.headers();
         HopByHop.strip(headers);
         headers.remove(HttpHeaderNames.EXPECT);
         headers.remove(HttpHeaderNames.HOST);
-        headers.set(HttpHeaderNames.HOST, target.port() == 80 ? target.uriHost() : target.authority());
-        HttpRequest forwarded = new DefaultHttpRequest(
-                HttpVersion.HTTP_1_1, ex.request.method(), originForm(ex.request.uri()), headers);
+        int defaultPort = tls != null ? 443 : 80;
+        headers.set(HttpHeaderNames.HOST, target.port() == defaultPort ? target.uriHost() : target.authority());
+        HttpRequest forwarded =
+                new DefaultHttpRequest(HttpVersion.HTTP_1_1, ex.request.method(), ex.outbound.originForm(), headers);
         channel.write(forwarded);
     }
 
@@ -226,6 +262,10 @@ final class UpstreamConnection {
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
+                tlsFailed(done.cause());
+                return;
+            }
             if (evt instanceof IdleStateEvent) {
                 if (inExchange) {
                     fail(
@@ -250,11 +290,36 @@ final class UpstreamConnection {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (tls != null && isTls(cause)) {
+                tlsFailed(cause);
+                return;
+            }
             if (inExchange) {
                 fail(HttpResponseStatus.BAD_GATEWAY, ProxyReasons.UPSTREAM_PROTOCOL_ERROR, "upstream error");
             } else {
                 close();
             }
+        }
+
+        /** Verification or handshake failure: the request (still queued in the SslHandler) is never delivered. */
+        private void tlsFailed(Throwable cause) {
+            Throwable root = cause;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            fail(
+                    HttpResponseStatus.BAD_GATEWAY,
+                    ProxyReasons.UPSTREAM_TLS_FAILED,
+                    "TLS with " + target.authority() + " failed: " + root.getMessage());
+        }
+
+        private static boolean isTls(Throwable cause) {
+            for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof SSLException) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         private void fail(HttpResponseStatus status, String reason, String detail) {

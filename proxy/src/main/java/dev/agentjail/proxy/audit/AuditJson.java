@@ -38,10 +38,27 @@ public final class AuditJson {
         string(out, "resolved_ip", r.resolvedIp());
         string(out, "error", r.error());
         string(out, "first_bytes_sha256", r.firstBytesSha256());
+        if (!r.redactions().isEmpty()) {
+            redactions(out, r.redactions());
+        }
         if (r.sessionDetails() != null) {
             sessionDetails(out, r.sessionDetails());
         }
         return out.append("}\n").toString();
+    }
+
+    private static void redactions(StringBuilder out, java.util.List<RedactionCount> list) {
+        out.append(",\"redactions\":[");
+        for (int i = 0; i < list.size(); i++) {
+            RedactionCount c = list.get(i);
+            out.append(i > 0 ? ",{" : "{");
+            out.append("\"kind\":\"");
+            escape(out, c.kind());
+            out.append("\",\"location\":\"");
+            escape(out, c.location());
+            out.append("\",\"count\":").append(c.count()).append('}');
+        }
+        out.append(']');
     }
 
     private static void sessionDetails(StringBuilder out, SessionDetails d) {

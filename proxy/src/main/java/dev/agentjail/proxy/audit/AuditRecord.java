@@ -1,6 +1,7 @@
 package dev.agentjail.proxy.audit;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -32,7 +33,8 @@ public record AuditRecord(
         String resolvedIp,
         String error,
         String firstBytesSha256,
-        SessionDetails sessionDetails) {
+        SessionDetails sessionDetails,
+        List<RedactionCount> redactions) {
 
     /** Written as {@code "v"} first on every line; bump only for incompatible changes. */
     public static final int SCHEMA_VERSION = 1;
@@ -90,6 +92,55 @@ public record AuditRecord(
         resolvedIp = bound(resolvedIp, MAX_FIELD_CHARS);
         error = bound(error, MAX_FIELD_CHARS);
         firstBytesSha256 = bound(firstBytesSha256, MAX_FIELD_CHARS);
+        redactions = redactions == null ? List.of() : List.copyOf(redactions);
+    }
+
+    /** The same record without redactions (the shape written before interception existed). */
+    public AuditRecord(
+            String kind,
+            Instant ts,
+            String session,
+            String decision,
+            String reason,
+            String rule,
+            String method,
+            String scheme,
+            String host,
+            int port,
+            String path,
+            int status,
+            long bytesOut,
+            long bytesIn,
+            long durationMs,
+            String tls,
+            String client,
+            String resolvedIp,
+            String error,
+            String firstBytesSha256,
+            SessionDetails sessionDetails) {
+        this(
+                kind,
+                ts,
+                session,
+                decision,
+                reason,
+                rule,
+                method,
+                scheme,
+                host,
+                port,
+                path,
+                status,
+                bytesOut,
+                bytesIn,
+                durationMs,
+                tls,
+                client,
+                resolvedIp,
+                error,
+                firstBytesSha256,
+                sessionDetails,
+                List.of());
     }
 
     public static Builder builder() {
@@ -139,8 +190,14 @@ public record AuditRecord(
         private String resolvedIp;
         private String error;
         private String firstBytesSha256;
+        private List<RedactionCount> redactions = List.of();
 
         private Builder() {}
+
+        public Builder redactions(List<RedactionCount> value) {
+            redactions = value;
+            return this;
+        }
 
         public Builder kind(String value) {
             kind = value;
@@ -271,7 +328,8 @@ public record AuditRecord(
                     resolvedIp,
                     error,
                     firstBytesSha256,
-                    sessionDetails);
+                    sessionDetails,
+                    redactions);
         }
 
         public Builder sessionDetails(SessionDetails value) {

@@ -15,7 +15,7 @@ import java.util.List;
  * Reads a forward-proxy request's target (authority-form for CONNECT, absolute-form {@code http://}
  * otherwise), canonicalises it once, checks the Host header against it and asks the policy.
  */
-public final class RequestRouter {
+public final class RequestRouter implements Router {
     private static final String HTTP_PREFIX = "http://";
 
     private final NetworkPolicy network;
@@ -24,6 +24,7 @@ public final class RequestRouter {
         this.network = network;
     }
 
+    @Override
     public Routing route(HttpRequest request) {
         try {
             boolean connect = request.method().equals(HttpMethod.CONNECT);
@@ -61,6 +62,11 @@ public final class RequestRouter {
         }
     }
 
+    @Override
+    public boolean closeOnDeny() {
+        return false;
+    }
+
     private static Routing rejectForm(String uri) {
         if (uri.startsWith("/") || uri.equals("*")) {
             return new Routing.Rejected(
@@ -81,7 +87,7 @@ public final class RequestRouter {
     }
 
     /** The Host header must be present once (HTTP/1.1) and name the same canonical target. */
-    private static Routing.Rejected checkHostHeader(HttpRequest request, Target target, int defaultPort)
+    static Routing.Rejected checkHostHeader(HttpRequest request, Target target, int defaultPort)
             throws MalformedTargetException {
         List<String> hosts = request.headers().getAll("host");
         if (hosts.isEmpty()) {

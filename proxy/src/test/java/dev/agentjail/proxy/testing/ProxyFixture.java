@@ -9,8 +9,10 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditSink;
 import dev.agentjail.proxy.audit.MemoryAuditSink;
 import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.inspect.Inspection;
 import dev.agentjail.proxy.net.HostResolver;
 import dev.agentjail.proxy.net.SystemResolver;
+import dev.agentjail.proxy.tls.Interception;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -39,6 +41,13 @@ public final class ProxyFixture implements AutoCloseable {
     /** Starts a proxy; a null resolver means the system resolver. */
     public static ProxyFixture start(String policyYaml, AuditSink audit, HostResolver resolver, Timeouts timeouts)
             throws Exception {
+        return start(policyYaml, audit, resolver, timeouts, null);
+    }
+
+    /** Starts a proxy that intercepts allowed CONNECTs with {@code interception} (null: tunnels only). */
+    public static ProxyFixture start(
+            String policyYaml, AuditSink audit, HostResolver resolver, Timeouts timeouts, Interception interception)
+            throws Exception {
         Policy policy = PolicyLoader.parse(policyYaml, "test-policy.yaml");
         ExecutorService dns = Executors.newFixedThreadPool(2);
         ProxyConfig config = new ProxyConfig(
@@ -49,7 +58,9 @@ public final class ProxyFixture implements AutoCloseable {
                 HttpLimits.defaults(),
                 timeouts,
                 Clock.systemUTC(),
-                2);
+                2,
+                interception,
+                Inspection.defaults());
         ProxyServer server = new ProxyServer(config);
         InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return new ProxyFixture(server, bound, audit, dns);

@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLContext;
 
 /**
  * Corpus harness H2: a plain HTTP/1.1 upstream on 127.0.0.1, port 0, that records every byte it receives, how many
@@ -76,9 +77,14 @@ public final class RecordingUpstream implements AutoCloseable {
     private final Thread acceptor;
 
     private RecordingUpstream(Responder responder, boolean answerBeforeBody) throws IOException {
+        this(responder, answerBeforeBody, null);
+    }
+
+    private RecordingUpstream(Responder responder, boolean answerBeforeBody, SSLContext tls) throws IOException {
         this.responder = responder;
         this.answerBeforeBody = answerBeforeBody;
-        this.server = new ServerSocket();
+        this.server =
+                tls == null ? new ServerSocket() : tls.getServerSocketFactory().createServerSocket();
         server.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
         this.acceptor = Thread.ofPlatform().daemon().name("recording-upstream").start(this::acceptLoop);
     }
@@ -90,6 +96,11 @@ public final class RecordingUpstream implements AutoCloseable {
 
     public static RecordingUpstream start(Responder responder) throws IOException {
         return new RecordingUpstream(responder, false);
+    }
+
+    /** An HTTPS upstream: TLS with {@code tls}'s key and certificate; records the decrypted bytes. */
+    public static RecordingUpstream startTls(SSLContext tls, Responder responder) throws IOException {
+        return new RecordingUpstream(responder, false, tls);
     }
 
     /** Answers as soon as a request head has arrived, before reading its body (an "early response"). */

@@ -1,0 +1,283 @@
+package dev.agentjail.proxy.inspect;
+
+import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.ProxyReasons;
+import dev.agentjail.proxy.redact.BodyKind;
+import dev.agentjail.proxy.redact.BodyRedactor;
+import dev.agentjail.proxy.redact.ContentCodingException;
+import dev.agentjail.proxy.redact.ContentCodings;
+import dev.agentjail.proxy.redact.Findings;
+import dev.agentjail.proxy.redact.NonRewritable;
+import dev.agentjail.proxy.redact.Redactor;
+import dev.agentjail.proxy.redact.RewriteCheck;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One outbound request as the upstream will see it: target and headers with secrets replaced by
+ * same-length markers (and injected credentials swapped in), and a body that is redacted as it
+ * streams, or, for gzip/deflate bodies, collected up to a cap, decoded, redacted and re-encoded.
+ *
+ * <p>When the policy says {@code block}, or the payload cannot be rewritten (a git pack, a signed
+ * body), a secret refuses the request instead. In a streamed body the redactor holds back every
+ * byte that could still be part of a secret, so the bytes of a found secret never leave: the
+ * caller cuts the upstream connection with the request incomplete.
+ */
+public final class OutboundRequest {
+    /** Compressed bodies are collected before they are inspected; past this they are refused. */
+    static final int MAX_ENCODED_BODY = 16 * 1024 * 1024;
+
+    private final Inspector inspector;
+    private final Findings findings;
+    private final String originForm;
+    private final HttpHeaders headers;
+    private final Optional<NonRewritable> nonRewritable;
+    private final BodyRedactor streaming;
+    private final String contentEncoding;
+    private final BodyKind kind;
+    private byte[] collected;
+    private int collectedLength;
+    private HttpResponseStatus refusalStatus;
+    private String refusalReason;
+    private String refusalDetail;
+
+    private OutboundRequest(
+            Inspector inspector,
+            Findings findings,
+            String originForm,
+            HttpHeaders headers,
+            Optional<NonRewritable> nonRewritable,
+            String contentEncoding,
+            BodyKind kind) {
+        this.inspector = inspector;
+        this.findings = findings;
+        this.originForm = originForm;
+        this.headers = headers;
+        this.nonRewritable = nonRewritable;
+        this.contentEncoding = contentEncoding;
+        this.kind = kind;
+        this.streaming = contentEncoding == null
+                ? inspector.redactor().bodyRedactor(kind, Redactor.LOCATION_BODY, findings)
+                : null;
+    }
+
+    static OutboundRequest start(
+            Inspector inspector, HttpRequest request, Target target, String originForm, boolean verifiedTls) {
+        Redactor redactor = inspector.redactor();
+        Findings head = new Findings();
+        String target0 = redactor.redactTarget(originForm, head);
+        HttpHeaders rewritten = new DefaultHttpHeaders();
+        for (Map.Entry<String, String> h : request.headers()) {
+            String name = h.getKey();
+            String value = h.getValue();
+            InjectedCredential credential = verifiedTls ? credentialFor(inspector, target, name, value) : null;
+            if (credential != null) {
+                rewritten.add(name, value.replace(credential.placeholder(), credential.value()));
+            } else {
+                rewritten.add(name, redactor.redactHeader(name, value, head));
+            }
+        }
+        Optional<NonRewritable> fixed = RewriteCheck.classify(originForm, request.headers());
+        String encoding = request.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+        String coding = null;
+        String codingProblem = null;
+        try {
+            if (encoding != null && !ContentCodings.isIdentity(encoding)) {
+                coding = encoding;
+            }
+        } catch (ContentCodingException e) {
+            codingProblem = e.getMessage();
+        }
+        BodyKind kind = BodyKind.fromContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        OutboundRequest out = new OutboundRequest(inspector, head, target0, rewritten, fixed, coding, kind);
+        if (codingProblem != null) {
+            out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, codingProblem);
+        } else if (!head.isEmpty() && (inspector.blocks() || fixed.isPresent())) {
+            out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, out.blockDetail("request head"));
+        }
+        return out;
+    }
+
+    private static InjectedCredential credentialFor(Inspector inspector, Target target, String name, String value) {
+        for (InjectedCredential c : inspector.inspection().credentials()) {
+            if (c.rule().header().equalsIgnoreCase(name)
+                    && c.rule().appliesTo(target)
+                    && value.contains(c.placeholder())) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** The request target (origin-form) to send, secrets replaced. */
+    public String originForm() {
+        return originForm;
+    }
+
+    /** The path to record: the redacted target without its query. */
+    public String recordPath() {
+        int q = originForm.indexOf('?');
+        return q < 0 ? originForm : originForm.substring(0, q);
+    }
+
+    /** The headers to send (before hop-by-hop stripping), secrets replaced and credentials injected. */
+    public HttpHeaders headers() {
+        return headers;
+    }
+
+    /** Whether the body is collected whole before anything is sent (a compressed body). */
+    public boolean collects() {
+        return contentEncoding != null;
+    }
+
+    public boolean refused() {
+        return refusalReason != null;
+    }
+
+    public HttpResponseStatus refusalStatus() {
+        return refusalStatus;
+    }
+
+    public String refusalReason() {
+        return refusalReason;
+    }
+
+    public String refusalDetail() {
+        return refusalDetail;
+    }
+
+    public List<Findings.Finding> findings() {
+        return findings.list();
+    }
+
+    /**
+     * Takes one body part (and releases it) and returns what to send upstream for it: the redacted bytes
+     * released so far, everything at the last part, or null when nothing goes out now (collecting) or
+     * the request was refused ({@link #refused()}).
+     */
+    public HttpContent transform(HttpContent in, ByteBufAllocator alloc) {
+        boolean last = in instanceof LastHttpContent;
+        try {
+            if (refused()) {
+                return null;
+            }
+            ByteBuf data = in.content();
+            return streaming != null ? stream(data, last, alloc) : collect(data, last);
+        } finally {
+            in.release();
+        }
+    }
+
+    private HttpContent stream(ByteBuf data, boolean last, ByteBufAllocator alloc) {
+        int before = findings.total();
+        ByteBuf out = alloc.buffer(data.readableBytes() + 64);
+        try {
+            feed(data, out);
+            if (last) {
+                streaming.finish((b, off, len) -> out.writeBytes(b, off, len));
+            }
+            if (findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
+                refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
+                out.release();
+                return null;
+            }
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        return last ? new DefaultLastHttpContent(out) : new DefaultHttpContent(out);
+    }
+
+    private void feed(ByteBuf data, ByteBuf out) {
+        int n = data.readableBytes();
+        if (n == 0) {
+            return;
+        }
+        if (data.hasArray()) {
+            streaming.feed(
+                    data.array(),
+                    data.arrayOffset() + data.readerIndex(),
+                    n,
+                    (b, off, len) -> out.writeBytes(b, off, len));
+        } else {
+            byte[] copy = new byte[n];
+            data.getBytes(data.readerIndex(), copy);
+            streaming.feed(copy, 0, n, (b, off, len) -> out.writeBytes(b, off, len));
+        }
+    }
+
+    private HttpContent collect(ByteBuf data, boolean last) {
+        int n = data.readableBytes();
+        if ((long) collectedLength + n > MAX_ENCODED_BODY) {
+            collected = null;
+            refuse(
+                    HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    ProxyReasons.UNINSPECTABLE_BODY,
+                    "a " + contentEncoding + " request body larger than " + MAX_ENCODED_BODY
+                            + " bytes cannot be inspected");
+            return null;
+        }
+        if (collected == null) {
+            collected = new byte[Math.max(n, 8192)];
+        } else if (collected.length < collectedLength + n) {
+            collected = Arrays.copyOf(
+                    collected, Math.max(collectedLength + n, Math.min(MAX_ENCODED_BODY, collected.length * 2)));
+        }
+        data.getBytes(data.readerIndex(), collected, collectedLength, n);
+        collectedLength += n;
+        if (!last) {
+            return null;
+        }
+        byte[] encoded = Arrays.copyOf(collected, collectedLength);
+        collected = null;
+        try {
+            byte[] plain = ContentCodings.decode(contentEncoding, encoded, ContentCodings.Limits.defaults());
+            int before = findings.total();
+            Redactor redactor = inspector.redactor();
+            byte[] redacted = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);
+            if (findings.total() > before) {
+                if (inspector.blocks() || nonRewritable.isPresent()) {
+                    refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
+                    return null;
+                }
+                encoded = ContentCodings.encode(contentEncoding, redacted);
+            }
+        } catch (ContentCodingException e) {
+            refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, e.getMessage());
+            return null;
+        }
+        headers.remove(HttpHeaderNames.TRANSFER_ENCODING);
+        headers.set(HttpHeaderNames.CONTENT_LENGTH, encoded.length);
+        return new DefaultLastHttpContent(Unpooled.wrappedBuffer(encoded));
+    }
+
+    private String blockDetail(String where) {
+        if (nonRewritable.isPresent()) {
+            return "secret in a payload that cannot be rewritten ("
+                    + nonRewritable.get().code() + ") in the " + where;
+        }
+        return "secret in the " + where + " and the policy's redaction action is block";
+    }
+
+    private void refuse(HttpResponseStatus status, String reason, String detail) {
+        if (refusalReason == null) {
+            refusalStatus = status;
+            refusalReason = reason;
+            refusalDetail = detail;
+        }
+    }
+}

@@ -1,0 +1,485 @@
+package dev.agentjail.proxy.redact;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Redacts one body as it streams: fed chunks of any size (a secret split across chunks is still found), it
+ * releases the same number of bytes, each secret overwritten by a same-length marker. It holds back only
+ * the bytes that could still belong to an undecided secret; see {@link #MAX_HOLD_BACK_DECODED}. One
+ * instance per body, used from one thread.
+ */
+public final class BodyRedactor {
+    /**
+     * The most decoded bytes held back for an undecided secret (the longest rule span, a JWT); the raw
+     * hold-back is at most six times this (every byte written as {@code \}{@code uXXXX}) plus one slice.
+     */
+    public static final int MAX_HOLD_BACK_DECODED = 3 * 8 * 1024 + 4;
+
+    /** Input is processed in slices of at most this many bytes, whatever the caller's chunk size. */
+    static final int SLICE = 32 * 1024;
+    /** Decoded bytes kept before the first undecided position, for word-boundary checks. */
+    private static final int CONTEXT = 8;
+
+    private final Redactor.Compiled engine;
+    private final Mode mode;
+    private final String location;
+    private final Findings findings;
+    private final byte[] escapeOut = new byte[3];
+
+    // Raw bytes not yet released; raw[0] is the first of them. rc: raw bytes up to here are decoded.
+    private byte[] raw = new byte[256];
+    private int rawLen;
+    private int rc;
+    private boolean queryStarted;
+
+    // Decoded view. Decoded byte i maps to raw offsets through the escape events; without an event before
+    // it, byte i starts at decRawBase + i.
+    private byte[] dec = new byte[256];
+    private int decLen;
+    private int decRawBase;
+    private int[] evDec = new int[16];
+    private int[] evRawStart = new int[16];
+    private int[] evRawEnd = new int[16];
+    private int evCount;
+
+    private int state;
+    private int scanPos;
+
+    // Triggers whose rule needs more bytes: decoded start and rule index.
+    private int[] pendT = new int[8];
+    private int[] pendRule = new int[8];
+    private int pendCount;
+
+    // Raw ranges already overwritten by a marker (relative to raw[0]).
+    private int[] wStart = new int[8];
+    private int[] wEnd = new int[8];
+    private String[] wKind = new String[8];
+    private int[] wPriority = new int[8];
+    private int wCount;
+
+    private boolean finished;
+    private long bytesIn;
+
+    BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings) {
+        this.engine = engine;
+        this.mode = mode;
+        this.location = location;
+        this.findings = findings;
+        this.state = engine.automaton.start;
+    }
+
+    /** Feeds {@code length} bytes; released bytes go to {@code out} before this returns. */
+    public void feed(byte[] bytes, int offset, int length, ByteSink out) {
+        if (finished) {
+            throw new IllegalStateException("already finished");
+        }
+        java.util.Objects.checkFromIndexSize(offset, length, bytes.length);
+        while (length > 0) {
+            int n = Math.min(length, SLICE);
+            ensureRaw(rawLen + n);
+            System.arraycopy(bytes, offset, raw, rawLen, n);
+            rawLen += n;
+            bytesIn += n;
+            process(false, out);
+            offset += n;
+            length -= n;
+        }
+    }
+
+    /** Feeds the buffer's remaining bytes and advances its position. */
+    public void feed(ByteBuffer buffer, ByteSink out) {
+        if (finished) {
+            throw new IllegalStateException("already finished");
+        }
+        while (buffer.hasRemaining()) {
+            int n = Math.min(buffer.remaining(), SLICE);
+            ensureRaw(rawLen + n);
+            buffer.get(raw, rawLen, n);
+            rawLen += n;
+            bytesIn += n;
+            process(false, out);
+        }
+    }
+
+    /** Ends the body: decides every open trigger and releases the rest. */
+    public void finish(ByteSink out) {
+        if (finished) {
+            return;
+        }
+        process(true, out);
+        finished = true;
+    }
+
+    /** Bytes fed but not yet released; bounded as described in {@link #MAX_HOLD_BACK_DECODED}. */
+    public int heldBack() {
+        return rawLen;
+    }
+
+    public long bytesIn() {
+        return bytesIn;
+    }
+
+    // ---- pipeline -----------------------------------------------------------------------------------
+
+    private void process(boolean last, ByteSink out) {
+        decode(last);
+        resolvePending(last);
+        scan(last);
+        release(last, out);
+    }
+
+    private void decode(boolean last) {
+        ensureDec(decLen + (rawLen - rc));
+        byte[] r = raw;
+        boolean[] special = mode.special;
+        int i = rc;
+        int end = rawLen;
+        while (i < end) {
+            int j = nextSpecial(r, i, end, special);
+            if (j > i) {
+                System.arraycopy(r, i, dec, decLen, j - i);
+                decLen += j - i;
+                i = j;
+                if (i == end) {
+                    break;
+                }
+            }
+            byte b = r[i];
+            int result = mode.escape(r, i, end, escapeOut);
+            if (result == Mode.INCOMPLETE && !last) {
+                break;
+            }
+            if (result > 0) {
+                int consumed = result >> 2;
+                for (int k = 0; k < (result & 3); k++) {
+                    addEvent(decLen, i, i + consumed);
+                    dec[decLen++] = escapeOut[k];
+                }
+                i += consumed;
+                continue;
+            }
+            if (b == '?') {
+                queryStarted = true;
+            } else if (b == '+' && (mode.plus || queryStarted)) {
+                b = ' ';
+            }
+            dec[decLen++] = b;
+            i++;
+        }
+        rc = i;
+    }
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+
+    /** First index in {@code [from, end)} holding a byte of the mode's special set, or {@code end}. */
+    private int nextSpecial(byte[] r, int from, int end, boolean[] special) {
+        long[] masks = mode.specialMasks;
+        int i = from;
+        if (masks.length == 0) {
+            return end;
+        }
+        // eight bytes at a time: a byte equal to c makes (x ^ c) have a zero byte
+        while (i + 8 <= end) {
+            long x = (long) LONGS.get(r, i);
+            long hit = 0;
+            for (long mask : masks) {
+                long y = x ^ mask;
+                hit |= (y - ONES) & ~y & HIGHS;
+            }
+            if (hit != 0) {
+                return i + (Long.numberOfTrailingZeros(hit) >>> 3);
+            }
+            i += 8;
+        }
+        while (i < end && !special[r[i] & 0xff]) {
+            i++;
+        }
+        return i;
+    }
+
+    private void resolvePending(boolean last) {
+        int count = pendCount;
+        if (count == 0) {
+            return;
+        }
+        int[] ts = Arrays.copyOf(pendT, count);
+        int[] rules = Arrays.copyOf(pendRule, count);
+        pendCount = 0;
+        for (int k = 0; k < count; k++) {
+            check(rules[k], ts[k], last);
+        }
+    }
+
+    private void scan(boolean last) {
+        TriggerAutomaton ac = engine.automaton;
+        int[] delta = ac.delta;
+        int[] classOf = ac.classOf;
+        int acceptBase = ac.acceptBase;
+        long[] starts = ac.starts;
+        int start = ac.start;
+        byte[] d = dec;
+        int st = state;
+        int n = decLen;
+        int i = scanPos;
+        while (i < n) {
+            if (st == start) {
+                // In the start state, skip every position where no trigger can begin: no table walk there.
+                int limit = n - 2;
+                if (i < limit) {
+                    int window = (d[i] & 0xff) << 8 | (d[i + 1] & 0xff);
+                    while (i < limit) {
+                        window = (window << 8 | (d[i + 2] & 0xff)) & 0xffffff;
+                        int k = TriggerAutomaton.hash3(window);
+                        if (((starts[k >>> 6] >>> k) & 1L) != 0) {
+                            break;
+                        }
+                        i++;
+                    }
+                }
+            }
+            st = delta[st + classOf[d[i] & 0xff]];
+            if (st >= acceptBase) {
+                onTrigger(ac.outputs[st / ac.classes], i, last);
+            }
+            i++;
+        }
+        state = st;
+        scanPos = n;
+    }
+
+    private void onTrigger(int[] ruleIds, int endIndex, boolean last) {
+        for (int id : ruleIds) {
+            Rule rule = engine.rules[id];
+            int t = endIndex - rule.trigger.length + 1;
+            if (rule.boundaryBefore && t > 0 && Rule.WORD[dec[t - 1] & 0xff]) {
+                continue;
+            }
+            check(id, t, last);
+        }
+    }
+
+    private void check(int id, int t, boolean last) {
+        Rule rule = engine.rules[id];
+        boolean complete = last || decLen - t >= rule.maxSpan;
+        long result = rule.verify(dec, t, decLen, complete);
+        if (result == Rule.MORE) {
+            if (pendCount == pendT.length) {
+                pendT = Arrays.copyOf(pendT, pendCount * 2);
+                pendRule = Arrays.copyOf(pendRule, pendCount * 2);
+            }
+            pendT[pendCount] = t;
+            pendRule[pendCount++] = id;
+        } else if (result >= 0) {
+            redact(Rule.spanStart(result), Rule.spanEnd(result), rule.kind, rule.trigger.length);
+        }
+    }
+
+    /**
+     * Overwrites the raw bytes of decoded span {@code [ds, de)}. Where two rules match from the same start,
+     * the one with the longer trigger (the more specific) names the secret, whichever was decided first.
+     */
+    private void redact(int ds, int de, String kind, int priority) {
+        if (de <= ds) {
+            return;
+        }
+        if (!engine.allowed.isEmpty()
+                && engine.allowed.contains(new String(dec, ds, de - ds, StandardCharsets.ISO_8859_1))) {
+            return;
+        }
+        if (mode.clipAtQuote) {
+            for (int k = ds; k < de; k++) {
+                if (dec[k] == '"' && eventAt(k) < 0) {
+                    de = k;
+                    break;
+                }
+            }
+            if (de <= ds) {
+                return;
+            }
+        }
+        int rs = Math.max(0, rawStart(ds));
+        int re = rawEnd(de - 1);
+        for (int w = 0; w < wCount; w++) {
+            if (wStart[w] == rs && wEnd[w] <= re && wPriority[w] < priority) {
+                Markers.fill(raw, rs, re - rs, kind, mode.urlSafeMarkers);
+                findings.remove(wKind[w], location);
+                findings.add(kind, location);
+                wEnd[w] = re;
+                wKind[w] = kind;
+                wPriority[w] = priority;
+                return;
+            }
+        }
+        boolean wrote = false;
+        int cur = rs;
+        while (cur < re) {
+            int skipTo = -1;
+            int nextStart = re;
+            for (int w = 0; w < wCount; w++) {
+                if (wStart[w] <= cur && wEnd[w] > cur) {
+                    skipTo = Math.max(skipTo, wEnd[w]);
+                } else if (wStart[w] > cur && wStart[w] < nextStart) {
+                    nextStart = wStart[w];
+                }
+            }
+            if (skipTo >= 0) {
+                cur = skipTo;
+                continue;
+            }
+            Markers.fill(raw, cur, nextStart - cur, kind, mode.urlSafeMarkers);
+            wrote = true;
+            cur = nextStart;
+        }
+        if (wCount == wStart.length) {
+            wStart = Arrays.copyOf(wStart, wCount * 2);
+            wEnd = Arrays.copyOf(wEnd, wCount * 2);
+            wKind = Arrays.copyOf(wKind, wCount * 2);
+            wPriority = Arrays.copyOf(wPriority, wCount * 2);
+        }
+        wStart[wCount] = rs;
+        wEnd[wCount] = re;
+        wKind[wCount] = kind;
+        wPriority[wCount++] = wrote ? priority : Integer.MAX_VALUE;
+        if (wrote) {
+            findings.add(kind, location);
+        }
+    }
+
+    private void release(boolean last, ByteSink out) {
+        int bound;
+        int live;
+        if (last) {
+            bound = rawLen;
+            live = decLen;
+        } else {
+            TriggerAutomaton ac = engine.automaton;
+            live = decLen - ac.depth[state / ac.classes] - engine.maxBack;
+            for (int k = 0; k < pendCount; k++) {
+                live = Math.min(live, pendT[k] - engine.rules[pendRule[k]].back);
+            }
+            live = Math.max(live, 0);
+            bound = live >= decLen ? rc : rawStart(live);
+            bound = Math.max(0, Math.min(bound, rc));
+        }
+        if (bound > 0) {
+            out.write(raw, 0, bound);
+        }
+        compact(bound, Math.min(live, decLen));
+    }
+
+    private void compact(int rawShift, int live) {
+        if (rawShift > 0) {
+            System.arraycopy(raw, rawShift, raw, 0, rawLen - rawShift);
+            rawLen -= rawShift;
+            rc -= rawShift;
+            int kept = 0;
+            for (int w = 0; w < wCount; w++) {
+                if (wEnd[w] > rawShift) {
+                    wStart[kept] = wStart[w] - rawShift;
+                    wEnd[kept] = wEnd[w] - rawShift;
+                    wKind[kept] = wKind[w];
+                    wPriority[kept++] = wPriority[w];
+                }
+            }
+            wCount = kept;
+        }
+        int keepFrom = Math.max(0, live - CONTEXT);
+        if (keepFrom == 0 && rawShift == 0) {
+            return;
+        }
+        int base = (keepFrom == decLen ? rc + rawShift : rawStart(keepFrom)) - rawShift;
+        int firstKept = evCount;
+        for (int e = 0; e < evCount; e++) {
+            if (evDec[e] >= keepFrom) {
+                firstKept = e;
+                break;
+            }
+        }
+        int keptEvents = evCount - firstKept;
+        for (int e = 0; e < keptEvents; e++) {
+            evDec[e] = evDec[firstKept + e] - keepFrom;
+            evRawStart[e] = evRawStart[firstKept + e] - rawShift;
+            evRawEnd[e] = evRawEnd[firstKept + e] - rawShift;
+        }
+        evCount = keptEvents;
+        if (keepFrom > 0) {
+            System.arraycopy(dec, keepFrom, dec, 0, decLen - keepFrom);
+            decLen -= keepFrom;
+            scanPos -= keepFrom;
+            for (int k = 0; k < pendCount; k++) {
+                pendT[k] -= keepFrom;
+            }
+        }
+        decRawBase = base;
+    }
+
+    // ---- decoded-to-raw mapping ---------------------------------------------------------------------
+
+    private void addEvent(int decIndex, int rawStart, int rawEnd) {
+        if (evCount == evDec.length) {
+            evDec = Arrays.copyOf(evDec, evCount * 2);
+            evRawStart = Arrays.copyOf(evRawStart, evCount * 2);
+            evRawEnd = Arrays.copyOf(evRawEnd, evCount * 2);
+        }
+        evDec[evCount] = decIndex;
+        evRawStart[evCount] = rawStart;
+        evRawEnd[evCount++] = rawEnd;
+    }
+
+    /** Index of the last event at or before decoded index {@code i}, or -1. */
+    private int lastEventAtOrBefore(int i) {
+        int lo = 0;
+        int hi = evCount - 1;
+        int found = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (evDec[mid] <= i) {
+                found = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return found;
+    }
+
+    private int eventAt(int i) {
+        int e = lastEventAtOrBefore(i);
+        return e >= 0 && evDec[e] == i ? e : -1;
+    }
+
+    private int rawStart(int i) {
+        int e = lastEventAtOrBefore(i);
+        if (e < 0) {
+            return decRawBase + i;
+        }
+        return evDec[e] == i ? evRawStart[e] : evRawEnd[e] + (i - evDec[e] - 1);
+    }
+
+    private int rawEnd(int i) {
+        int e = lastEventAtOrBefore(i);
+        if (e >= 0 && evDec[e] == i) {
+            return evRawEnd[e];
+        }
+        return rawStart(i) + 1;
+    }
+
+    private void ensureRaw(int capacity) {
+        if (capacity > raw.length) {
+            raw = Arrays.copyOf(raw, Math.max(capacity, raw.length * 2));
+        }
+    }
+
+    private void ensureDec(int capacity) {
+        if (capacity > dec.length) {
+            dec = Arrays.copyOf(dec, Math.max(capacity, dec.length * 2));
+        }
+    }
+}

@@ -1,0 +1,269 @@
+package dev.agentjail.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.MemoryAuditSink;
+import dev.agentjail.proxy.testing.NettyLeakGuard;
+import dev.agentjail.proxy.testing.ProxyFixture;
+import dev.agentjail.proxy.testing.RecordingUpstream;
+import dev.agentjail.proxy.testing.TestTls;
+import dev.agentjail.proxy.tls.Interception;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ProxySelector;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * TLS interception over real sockets and real TLS (corpus section 3): the client trusts only the
+ * proxy's CA, the upstream presents a certificate from a separate CA, and every request inside the
+ * tunnel is decided and recorded on its own.
+ */
+@ExtendWith(NettyLeakGuard.class)
+class ProxyInterceptTest {
+    private static final String HOST = "upstream.test";
+
+    @TempDir
+    Path dir;
+
+    private TestTls tls;
+    private RecordingUpstream upstream;
+    private ProxyFixture proxy;
+    private String authority;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        tls = new TestTls(dir);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (proxy != null) {
+            proxy.close();
+        }
+        if (upstream != null) {
+            upstream.close();
+        }
+        tls.close();
+    }
+
+    private void start(String upstreamHost, Interception interception, String extraPolicy) throws Exception {
+        upstream = RecordingUpstream.startTls(tls.upstreamServer(upstreamHost), r -> RecordingUpstream.OK);
+        authority = HOST + ":" + upstream.port();
+        String policy = "version: 1\nnetwork:\n  allow: [\"" + authority + "\"]\n  resolve: {" + HOST + ": 127.0.0.1}\n"
+                + extraPolicy.replace("AUTHORITY", authority);
+        proxy = ProxyFixture.start(policy, new MemoryAuditSink(), null, Timeouts.defaults(), interception);
+    }
+
+    private void start() throws Exception {
+        start(HOST, tls.interception(), "");
+    }
+
+    private SSLSocket open(String sni) throws Exception {
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        assertEquals("HTTP/1.1 200 Connection established", c.statusLine());
+        return TestTls.handshake(
+                c.socket(), TestTls.clientTrusting(tls.proxyCa().certificate()), sni, HOST);
+    }
+
+    private static String get(SSLSocket s, String path, String host) throws Exception {
+        OutputStream out = s.getOutputStream();
+        out.write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = s.getInputStream();
+        String head = TestTls.readHead(in);
+        int cl = head.toLowerCase().indexOf("content-length: ");
+        if (cl < 0) {
+            return head;
+        }
+        int n = Integer.parseInt(
+                head.substring(cl + 16, head.indexOf("\r\n", cl)).strip());
+        return head + TestTls.readBody(in, n);
+    }
+
+    private List<AuditRecord> awaitRecords(int n) throws InterruptedException {
+        RecordingUpstream.await(() -> proxy.records().size() >= n, Duration.ofSeconds(5));
+        return proxy.records();
+    }
+
+    @Test
+    void anInterceptedRequestReachesTheUpstreamAndIsRecordedOnItsOwn() throws Exception {
+        start();
+        try (SSLSocket s = open(HOST)) {
+            X509Certificate presented = (X509Certificate) s.getSession().getPeerCertificates()[0];
+            assertEquals(tls.proxyCa().certificate().getSubjectX500Principal(), presented.getIssuerX500Principal());
+
+            String response = get(s, "/v1/messages?q=1", authority);
+
+            assertTrue(response.startsWith("HTTP/1.1 200"), response);
+            assertTrue(response.endsWith(RecordingUpstream.OK_BODY), response);
+        }
+        assertEquals(1, upstream.requests().size());
+        assertEquals("GET /v1/messages?q=1 HTTP/1.1", upstream.requests().get(0).requestLine());
+        assertEquals(List.of(authority), upstream.requests().get(0).headers("host"));
+
+        List<AuditRecord> records = awaitRecords(3);
+        AuditRecord connect = records.get(0);
+        assertEquals("CONNECT", connect.method());
+        assertEquals(AuditRecord.TLS_INTERCEPT, connect.tls());
+        AuditRecord inner = records.get(1);
+        assertEquals("GET", inner.method());
+        assertEquals("https", inner.scheme());
+        assertEquals(HOST, inner.host());
+        assertEquals("/v1/messages", inner.path());
+        assertEquals(200, inner.status());
+        assertEquals("allow", inner.decision());
+        assertEquals(AuditRecord.TLS_INTERCEPT, inner.tls());
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, records.get(2).kind());
+        assertEquals("allow", records.get(2).decision());
+    }
+
+    @Test
+    void keepAliveRequestsInOneTunnelAreEachDecidedAndRecorded() throws Exception {
+        start();
+        try (SSLSocket s = open(HOST)) {
+            assertTrue(get(s, "/one", authority).startsWith("HTTP/1.1 200"));
+            assertTrue(get(s, "/two", authority).startsWith("HTTP/1.1 200"));
+        }
+        assertEquals(2, upstream.requests().size());
+        assertEquals(1, upstream.connections(), "the upstream connection is reused");
+        List<AuditRecord> records = awaitRecords(4);
+        assertEquals("/one", records.get(1).path());
+        assertEquals("/two", records.get(2).path());
+    }
+
+    @Test
+    void caseFiftyFiveAnotherHostInsideTheTunnelIsDeniedAndClosesIt() throws Exception {
+        start();
+        try (SSLSocket s = open(HOST)) {
+            assertTrue(get(s, "/ok", authority).startsWith("HTTP/1.1 200"));
+            String denied = get(s, "/steal", "evil.test");
+            assertTrue(denied.startsWith("HTTP/1.1 403"), denied);
+            assertTrue(denied.contains(ProxyReasons.HEADER + ": " + ProxyReasons.TUNNEL_HOST_MISMATCH), denied);
+            assertEquals(-1, s.getInputStream().read(), "the tunnel is closed after a fronting attempt");
+        }
+        assertEquals(1, upstream.requests().size(), "only the first request reached the upstream");
+        AuditRecord deny = awaitRecords(3).get(2);
+        assertEquals("deny", deny.decision());
+        assertEquals(ProxyReasons.TUNNEL_HOST_MISMATCH, deny.reason());
+        assertEquals("evil.test", deny.host());
+    }
+
+    @Test
+    void caseFiftyFourAnSniNamingAnotherHostFailsTheHandshake() throws Exception {
+        start();
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        SSLContext client = TestTls.clientTrusting(tls.proxyCa().certificate());
+        assertThrows(SSLException.class, () -> TestTls.handshake(c.socket(), client, "evil.test", "evil.test"));
+        c.socket().close();
+        // The upstream was dialled when the CONNECT was allowed (its TLS handshake runs alongside the client's);
+        // what matters is that no request byte reached it.
+        assertEquals(0, upstream.requests().size());
+        assertTrue(upstream.received().isEmpty(), upstream.received());
+        List<AuditRecord> records = awaitRecords(2);
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, records.get(1).kind());
+        assertEquals("deny", records.get(1).decision());
+        assertEquals(ProxyReasons.SNI_MISMATCH, records.get(1).reason());
+    }
+
+    @Test
+    void caseFiftyThreeNoSniGetsTheConnectHostsCertificate() throws Exception {
+        start();
+        try (SSLSocket s = open(null)) {
+            assertTrue(get(s, "/", authority).startsWith("HTTP/1.1 200"));
+        }
+    }
+
+    @Test
+    void caseFiftyOneNonTlsBytesInAnInterceptedTunnelCloseIt() throws Exception {
+        start();
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        try (var s = c.socket()) {
+            s.getOutputStream()
+                    .write("GET / HTTP/1.1\r\nHost: upstream.test\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            byte[] rest = s.getInputStream().readAllBytes();
+            assertTrue(new String(rest, StandardCharsets.ISO_8859_1).indexOf("200") < 0, "no HTTP answer");
+        }
+        assertEquals(0, upstream.requests().size());
+        AuditRecord close = awaitRecords(2).get(1);
+        assertEquals(ProxyReasons.CLIENT_TLS_FAILED, close.reason());
+        assertEquals("error", close.decision());
+    }
+
+    @Test
+    void caseFiftyEightAnUntrustedUpstreamGets502AndNothingIsDelivered() throws Exception {
+        X509Certificate stranger = tls.proxyCa().certificate();
+        start(HOST, tls.interception(List.of(stranger)), "");
+        try (SSLSocket s = open(HOST)) {
+            String response = get(s, "/secret-path", authority);
+            assertTrue(response.startsWith("HTTP/1.1 502"), response);
+            assertTrue(response.contains(ProxyReasons.HEADER + ": " + ProxyReasons.UPSTREAM_TLS_FAILED), response);
+        }
+        assertEquals(0, upstream.requests().size());
+        assertTrue(upstream.received().isEmpty(), "no request byte reached the upstream");
+        AuditRecord inner = awaitRecords(2).get(1);
+        assertEquals(ProxyReasons.UPSTREAM_TLS_FAILED, inner.reason());
+        assertEquals(502, inner.status());
+    }
+
+    @Test
+    void caseFiftyEightAnUpstreamCertificateForAnotherNameGets502() throws Exception {
+        start("other.test", tls.interception(), "");
+        try (SSLSocket s = open(HOST)) {
+            String response = get(s, "/", authority);
+            assertTrue(response.startsWith("HTTP/1.1 502"), response);
+        }
+        assertEquals(0, upstream.requests().size());
+    }
+
+    @Test
+    void aTunnelledHostIsRelayedUntouched() throws Exception {
+        start(HOST, tls.interception(), "  tunnel: [\"AUTHORITY\"]\n");
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        assertEquals("HTTP/1.1 200 Connection established", c.statusLine());
+        // The client now talks TLS with the upstream itself: it must trust the upstream's CA, not ours.
+        try (SSLSocket s = TestTls.handshake(
+                c.socket(), TestTls.clientTrusting(tls.upstreamCa().certificate()), HOST, HOST)) {
+            assertTrue(get(s, "/raw", authority).startsWith("HTTP/1.1 200"));
+        }
+        AuditRecord connect = awaitRecords(1).get(0);
+        assertEquals(AuditRecord.TLS_TUNNEL, connect.tls());
+    }
+
+    @Test
+    void theJdkHttpClientWorksThroughInterceptionTrustingOnlyTheProxyCa() throws Exception {
+        start();
+        HttpClient client = HttpClient.newBuilder()
+                .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", proxy.port())))
+                .sslContext(TestTls.clientTrusting(tls.proxyCa().certificate()))
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
+        HttpResponse<String> response = client.send(
+                HttpRequest.newBuilder(URI.create("https://" + authority + "/jdk"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode());
+        assertEquals(RecordingUpstream.OK_BODY, response.body());
+        assertEquals("GET /jdk HTTP/1.1", upstream.requests().get(0).requestLine());
+    }
+}
