@@ -9,6 +9,7 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditSink;
 import dev.agentjail.proxy.audit.MemoryAuditSink;
 import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.inspect.InjectedCredential;
 import dev.agentjail.proxy.inspect.Inspection;
 import dev.agentjail.proxy.net.HostResolver;
 import dev.agentjail.proxy.net.SystemResolver;
@@ -17,6 +18,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -48,6 +50,22 @@ public final class ProxyFixture implements AutoCloseable {
     public static ProxyFixture start(
             String policyYaml, AuditSink audit, HostResolver resolver, Timeouts timeouts, Interception interception)
             throws Exception {
+        return start(policyYaml, audit, resolver, timeouts, interception, Map.of(), List.of());
+    }
+
+    /**
+     * Starts a proxy that intercepts with {@code interception} (null: tunnels only) and inspects with the policy's
+     * redaction rules plus {@code knownValues} and {@code credentials}.
+     */
+    public static ProxyFixture start(
+            String policyYaml,
+            AuditSink audit,
+            HostResolver resolver,
+            Timeouts timeouts,
+            Interception interception,
+            Map<String, String> knownValues,
+            List<InjectedCredential> credentials)
+            throws Exception {
         Policy policy = PolicyLoader.parse(policyYaml, "test-policy.yaml");
         ExecutorService dns = Executors.newFixedThreadPool(2);
         ProxyConfig config = new ProxyConfig(
@@ -60,7 +78,7 @@ public final class ProxyFixture implements AutoCloseable {
                 Clock.systemUTC(),
                 2,
                 interception,
-                Inspection.defaults());
+                new Inspection(policy.redaction(), knownValues, credentials));
         ProxyServer server = new ProxyServer(config);
         InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return new ProxyFixture(server, bound, audit, dns);
