@@ -266,4 +266,64 @@ class ProxyInterceptTest {
         assertEquals(RecordingUpstream.OK_BODY, response.body());
         assertEquals("GET /jdk HTTP/1.1", upstream.requests().get(0).requestLine());
     }
+
+    @Test
+    void serverSentEventsStreamThroughInterceptionEventByEvent() throws Exception {
+        start();
+        upstream.close();
+        java.util.concurrent.CountDownLatch firstSeen = new java.util.concurrent.CountDownLatch(1);
+        try (javax.net.ssl.SSLServerSocket sse = (javax.net.ssl.SSLServerSocket) tls.upstreamServer(HOST)
+                .getServerSocketFactory()
+                .createServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            authority = HOST + ":" + sse.getLocalPort();
+            proxy.close();
+            proxy = ProxyFixture.start(
+                    "version: 1\nnetwork:\n  allow: [\"" + authority + "\"]\n  resolve: {" + HOST + ": 127.0.0.1}\n",
+                    new MemoryAuditSink(),
+                    null,
+                    Timeouts.defaults(),
+                    tls.interception());
+            Thread server = Thread.ofPlatform().daemon().start(() -> {
+                try (var conn = sse.accept()) {
+                    TestTls.readHead(conn.getInputStream());
+                    OutputStream out = conn.getOutputStream();
+                    out.write(
+                            ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                            + "d\r\ndata: first\n\n\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                    // The rest of the stream waits until the client has seen the first event.
+                    firstSeen.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    out.write("c\r\ndata: last\n\n\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                    conn.getInputStream().read();
+                } catch (Exception e) {
+                    // the test's assertions report what went wrong
+                }
+            });
+            try (SSLSocket s = open(HOST)) {
+                s.getOutputStream()
+                        .write(("GET /events HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream().flush();
+                InputStream in = s.getInputStream();
+                String head = TestTls.readHead(in);
+                assertTrue(head.startsWith("HTTP/1.1 200"), head);
+                StringBuilder seen = new StringBuilder();
+                while (!seen.toString().contains("data: first")) {
+                    int c = in.read();
+                    assertTrue(c >= 0, "stream ended before the first event: " + seen);
+                    seen.append((char) c);
+                }
+                assertEquals(1, firstSeen.getCount(), "the first event arrived while the upstream held the rest");
+                firstSeen.countDown();
+                while (!seen.toString().contains("data: last")) {
+                    int c = in.read();
+                    assertTrue(c >= 0, "stream ended before the last event: " + seen);
+                    seen.append((char) c);
+                }
+            }
+            server.join(5000);
+        }
+    }
 }
