@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the shared side-by-side benchmark (../shared/bench/run-peers.sh) with agentjail's proxy as
-# the column under test. Extra arguments and knobs (REPS, PEERS, WRK_DURATION, ...) pass through.
+# the column under test: one proxy that relays HTTPS as opaque CONNECT tunnels (network.tunnel) for
+# the tunnel rows, and one that intercepts it (the default) for the interception rows. Extra
+# arguments and knobs (REPS, PEERS, WRK_DURATION, ...) pass through.
 # Results land in $BENCH_WORK (default /tmp/agentjail-bench)/results/<run-id>/table.md.
 set -euo pipefail
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -8,20 +10,46 @@ harness=${HARNESS:-$here/../shared/bench/run-peers.sh}
 [ -x "$harness" ] || { echo "bench: harness not found at $harness (set HARNESS=...)" >&2; exit 2; }
 
 port=${PROXY_PORT:-23300}
+mitm_port=${PROXY_MITM_PORT:-23301}
 work=${BENCH_WORK:-/tmp/agentjail-bench}
-mkdir -p "$work"
-log=$work/agentjail-proxy.out
+mkdir -p "$work/tls"
 
-"$here/bin/agentjail" proxy --policy "$here/bench/policy.yaml" --listen "127.0.0.1:$port" \
-  --audit-log "$work/agentjail-audit.jsonl" >"$log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
-  grep -q "listening on" "$log" 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
-  sleep 0.1
-done
-# bin/agentjail execs java, so $pid is the proxy JVM itself. The jail column runs each command in a
-# fresh `agentjail run` session whose project is the harness's work folder (so curl can read it).
-jail="$here/bin/agentjail run --policy $here/bench/policy.yaml --project $work --audit-log ${work%/}-jail-audit.jsonl --"
-PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=$pid JAIL_UNDER_TEST_CMD=${JAIL_UNDER_TEST_CMD:-$jail} "$harness" "$@"
+# The harness signs its origin's certificate with $work/tls/ca.{pem,key} and reuses them when present;
+# make them now so the policies can name the origin CA (tls.upstream_ca) before the harness starts.
+if [[ ! -s $work/tls/ca.pem || ! -s $work/tls/ca.key ]]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=bench local origin CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$work/tls/ca.key" -out "$work/tls/ca.pem" 2>/dev/null
+fi
+policy() {  # policy FILE [tunnel]
+  {
+    cat "$here/bench/policy.yaml"
+    [[ ${2:-} == tunnel ]] && echo '  tunnel: ["upstream.test:28443"]'
+    printf 'tls:\n  upstream_ca: ["%s"]\n' "$work/tls/ca.pem"
+  } >"$1"
+}
+policy "$work/agentjail-tunnel.yaml" tunnel
+policy "$work/agentjail-intercept.yaml"
+
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
+start_proxy() {  # start_proxy POLICY PORT NAME
+  local log=$work/agentjail-$3.out
+  "$here/bin/agentjail" proxy --policy "$1" --listen "127.0.0.1:$2" --ca-dir "$work/agentjail-ca" \
+    --audit-log "$work/agentjail-$3-audit.jsonl" >"$log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    grep -q "listening on" "$log" 2>/dev/null && return
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+start_proxy "$work/agentjail-tunnel.yaml" "$port" tunnel
+start_proxy "$work/agentjail-intercept.yaml" "$mitm_port" intercept
+# bin/agentjail execs java, so each pid is a proxy JVM itself. The jail column runs each command in a
+# fresh `agentjail run` session whose project is the harness's work folder (so curl can read it); its
+# HTTPS is tunnelled, since the harness's in-jail curl checks the origin's own certificate.
+jail="$here/bin/agentjail run --policy $work/agentjail-tunnel.yaml --project $work --audit-log ${work%/}-jail-audit.jsonl --"
+PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=${pids[0]} \
+  PROXY_UNDER_TEST_MITM_PORT=$mitm_port PROXY_UNDER_TEST_CA=$work/agentjail-ca/ca.pem \
+  JAIL_UNDER_TEST_CMD=${JAIL_UNDER_TEST_CMD:-$jail} "$harness" "$@"

@@ -102,7 +102,10 @@ class KillDurabilityTest {
     @Test
     void anAnsweredConnectHasItsRecordAfterKill9EvenWhileItsTunnelIsOpen() throws Exception {
         upstream.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("through the tunnel")));
-        Path policy = Files.writeString(dir.resolve("policy.yaml"), Policies.upstreamOn(upstream.getPort()));
+        // A tunnelled host: its bytes are relayed unopened (the client speaks plain HTTP inside the tunnel here).
+        Path policy = Files.writeString(
+                dir.resolve("policy.yaml"),
+                Policies.upstreamOn(upstream.getPort()) + "  tunnel: [\"upstream.test:" + upstream.getPort() + "\"]\n");
         Path log = dir.resolve("audit.jsonl");
         String authority = "upstream.test:" + upstream.getPort();
         int exit;

@@ -1,5 +1,7 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.jail.JailPaths;
+import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.policy.EnvPolicy;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -9,18 +11,41 @@ import java.util.Map;
 /**
  * The jail's whole environment, built from nothing: what the jail needs itself (PATH, HOME, TERM,
  * locale), the proxy settings every common runtime reads, and only the host variables the policy
- * forwards by name. There is no NO_PROXY: nothing may bypass the proxy.
+ * forwards by name, the credential placeholders, and the CA bundle every common runtime reads instead of its
+ * built-in roots. There is no NO_PROXY: nothing may bypass the proxy.
  */
 final class JailEnvironment {
     /** Host variables that describe the terminal and locale, passed through when set. */
     static final List<String> TERMINAL =
             List.of("TERM", "COLORTERM", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ");
 
+    /** The variables that point a runtime at a PEM CA bundle (OpenSSL, Node, Python, curl, git, cargo, pip, Deno). */
+    static final List<String> CA_BUNDLE_VARIABLES = List.of(
+            "SSL_CERT_FILE",
+            "NODE_EXTRA_CA_CERTS",
+            "REQUESTS_CA_BUNDLE",
+            "CURL_CA_BUNDLE",
+            "GIT_SSL_CAINFO",
+            "CARGO_HTTP_CAINFO",
+            "PIP_CERT",
+            "DENO_CERT");
+
     private static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     private JailEnvironment() {}
 
-    static Map<String, String> build(Map<String, String> host, EnvPolicy policy, int port, Path home, String session) {
+    /**
+     * The environment of a jail.
+     *
+     * @param placeholders credential variable name → the session's placeholder for it (never the real value)
+     */
+    static Map<String, String> build(
+            Map<String, String> host,
+            EnvPolicy policy,
+            int port,
+            Path home,
+            String session,
+            Map<String, String> placeholders) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", host.getOrDefault("PATH", DEFAULT_PATH));
         env.put("HOME", home.toString());
@@ -37,13 +62,20 @@ final class JailEnvironment {
             }
         }
         env.putAll(policy.set());
+        env.putAll(placeholders);
         env.putAll(proxyVariables(port));
+        for (String name : CA_BUNDLE_VARIABLES) {
+            env.put(name, JailPaths.CA_BUNDLE.toString());
+        }
         env.put("AGENTJAIL", "1");
         env.put("AGENTJAIL_SESSION", session);
         return env;
     }
 
-    /** The settings that curl, Node, the JVM, npm, yarn, pip, git and cargo read to find a proxy. */
+    /**
+     * The settings that curl, Node, the JVM, npm, yarn, pip, git and cargo read to find a proxy; the JVM's options
+     * also name the jail's trust store.
+     */
     static Map<String, String> proxyVariables(int port) {
         String url = "http://127.0.0.1:" + port;
         Map<String, String> env = new LinkedHashMap<>();
@@ -63,7 +95,10 @@ final class JailEnvironment {
         env.put(
                 "JAVA_TOOL_OPTIONS",
                 "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=" + port
-                        + " -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=" + port + " -Dhttp.nonProxyHosts=");
+                        + " -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=" + port + " -Dhttp.nonProxyHosts="
+                        + " -Djavax.net.ssl.trustStore=" + JailPaths.TRUST_STORE
+                        + " -Djavax.net.ssl.trustStoreType=" + TrustFiles.TRUST_STORE_TYPE
+                        + " -Djavax.net.ssl.trustStorePassword=" + TrustFiles.TRUST_STORE_PASSWORD);
         return env;
     }
 }

@@ -7,6 +7,14 @@ import java.util.Map;
 final class Paths {
     private Paths() {}
 
+    /** The user's home on the host: {@code $HOME}, else the JVM's idea of it. */
+    static Path home(Map<String, String> env) {
+        String home = env.get("HOME");
+        return Path.of(home == null || home.isBlank() ? System.getProperty("user.home") : home)
+                .toAbsolutePath()
+                .normalize();
+    }
+
     static Path stateHome(Map<String, String> env) {
         String xdg = env.get("XDG_STATE_HOME");
         if (xdg != null && !xdg.isBlank()) {

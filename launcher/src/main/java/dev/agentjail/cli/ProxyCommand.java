@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.certs.CertificateAuthority;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyException;
 import dev.agentjail.policy.PolicyLoader;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -30,7 +32,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Runs the egress proxy on its own: an HTTP/1.1 forward proxy (absolute-form http:// and CONNECT)",
             "that allows only what the policy allows, refuses private addresses (SSRF guard), and writes one",
-            "audit record per request. Ctrl-C stops it cleanly, with the audit log flushed."
+            "audit record per request. CONNECTs to allowed hosts are intercepted (TLS with a certificate from",
+            "the local CA, which clients must trust: agentjail ca export) unless the policy tunnels them.",
+            "Ctrl-C stops it cleanly, with the audit log flushed."
         },
         sortOptions = false)
 final class ProxyCommand implements Callable<Integer> {
@@ -63,6 +67,14 @@ final class ProxyCommand implements Callable<Integer> {
             defaultValue = "1s")
     String auditSync;
 
+    @Option(
+            names = "--ca-dir",
+            paramLabel = "DIR",
+            description = "Directory of the local CA that TLS interception signs with, created on first use"
+                    + " (default: $XDG_DATA_HOME/agentjail/ca, else ~/.local/share/agentjail/ca). Clients of the"
+                    + " proxy must trust it: agentjail ca export.")
+    Path caDir;
+
     @Option(names = "--threads", paramLabel = "N", description = "I/O threads (default: number of CPUs).")
     Integer threads;
 
@@ -71,17 +83,22 @@ final class ProxyCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Policy policy;
         try {
-            policy = PolicyLoader.load(policyFile);
+            policy = PolicyLoader.load(policyFile, Paths.home(System.getenv()));
         } catch (PolicyException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         }
         InetSocketAddress address = HostPorts.parseListen(listen);
         Duration sync = Durations.parse(auditSync, "--audit-sync");
+        Path ca = caDir != null ? caDir : CertificateAuthority.defaultDirectory(System.getenv());
+        // Before the audit log opens: a secret or CA problem stops the proxy before it has done anything.
+        InspectionSetup inspection =
+                InspectionSetup.open(policy, System.getenv(), ca, Clock.systemUTC(), new SecureRandom());
         Path logPath = auditLog != null ? auditLog : Paths.defaultAuditLog(System.getenv());
         FileAuditLog audit;
         try {
             audit = FileAuditLog.open(logPath, sync);
         } catch (IOException e) {
+            inspection.close();
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
         }
         ExecutorService dns = DnsExecutors.create();
@@ -94,7 +111,9 @@ final class ProxyCommand implements Callable<Integer> {
                 HttpLimits.defaults(),
                 Timeouts.defaults(),
                 Clock.systemUTC(),
-                io);
+                io,
+                inspection.interception(),
+                inspection.inspection());
         ProxyServer server = new ProxyServer(config);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
@@ -103,6 +122,7 @@ final class ProxyCommand implements Callable<Integer> {
                             server.close();
                             audit.close();
                             dns.shutdownNow();
+                            inspection.close();
                             stopped.countDown();
                         },
                         "agentjail-shutdown"));

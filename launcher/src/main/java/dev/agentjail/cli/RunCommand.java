@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.certs.CertificateAuthority;
 import dev.agentjail.policy.PolicyException;
 import dev.agentjail.policy.PolicyLoader;
 import dev.agentjail.policy.ProjectPolicies;
@@ -61,6 +62,13 @@ final class RunCommand implements Callable<Integer> {
     String timeout;
 
     @Option(
+            names = "--ca-dir",
+            paramLabel = "DIR",
+            description = "Directory of the local CA that TLS interception signs with, created on first use"
+                    + " (default: $XDG_DATA_HOME/agentjail/ca, else ~/.local/share/agentjail/ca).")
+    Path caDir;
+
+    @Option(
             names = "--port",
             paramLabel = "PORT",
             defaultValue = "3128",
@@ -90,18 +98,21 @@ final class RunCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.USAGE, "--port: out of range: " + port);
         }
         Path logPath = auditLog != null ? auditLog : Paths.defaultAuditLog(System.getenv());
-        Session session = new Session(policy, projectDir, logPath, port, sessionTimeout, List.copyOf(command), err);
+        Path ca = caDir != null ? caDir : CertificateAuthority.defaultDirectory(System.getenv());
+        Session session = new Session(policy, ca, projectDir, logPath, port, sessionTimeout, List.copyOf(command), err);
         return session.run();
     }
 
     private LoadedPolicy loadPolicy(Path projectDir) {
+        // "~/" in the policy's file entries is the host user's home, as the jail's binds use it.
+        Path home = Paths.home(System.getenv());
         try {
             if (policyFile != null) {
-                return LoadedPolicy.of(PolicyLoader.load(policyFile), policyFile);
+                return LoadedPolicy.of(PolicyLoader.load(policyFile, home), policyFile);
             }
             Optional<Path> found = ProjectPolicies.find(projectDir);
             if (found.isPresent()) {
-                return LoadedPolicy.of(PolicyLoader.load(found.get()), found.get());
+                return LoadedPolicy.of(PolicyLoader.load(found.get(), home), found.get());
             }
             return LoadedPolicy.builtIn();
         } catch (PolicyException e) {

@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.jail.Access;
 import dev.agentjail.jail.Bind;
+import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
 import dev.agentjail.jail.HomeEntry;
@@ -14,6 +15,7 @@ import dev.agentjail.jail.MaskedFiles;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.SessionFiles;
+import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.ProjectGlob;
@@ -31,6 +33,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -53,6 +56,7 @@ final class Session {
     private static final int MASK_MAX_ENTRIES = 200_000;
 
     private final LoadedPolicy loaded;
+    private final Path caDir;
     private final Path project;
     private final Path auditLog;
     private final int port;
@@ -66,6 +70,7 @@ final class Session {
 
     Session(
             LoadedPolicy loaded,
+            Path caDir,
             Path project,
             Path auditLog,
             int port,
@@ -73,6 +78,7 @@ final class Session {
             List<String> command,
             PrintWriter err) {
         this.loaded = loaded;
+        this.caDir = caDir;
         this.project = project;
         this.auditLog = auditLog;
         this.port = port;
@@ -87,9 +93,16 @@ final class Session {
                 .orElseThrow(() -> new CliException(
                         ExitCodes.ENVIRONMENT,
                         "bwrap (bubblewrap) not found on PATH; install it, e.g. apt-get install bubblewrap"));
-        Path home = Path.of(hostEnv.getOrDefault("HOME", System.getProperty("user.home")));
+        Path home = Paths.home(hostEnv);
         refuseCoveredCredentials(policy, home);
         refuseVisibleAuditLog(policy, home);
+        try (InspectionSetup inspection =
+                InspectionSetup.open(policy, hostEnv, caDir, Clock.systemUTC(), new SecureRandom())) {
+            return run(policy, bwrap, home, inspection);
+        }
+    }
+
+    private int run(Policy policy, Path bwrap, Path home, InspectionSetup inspection) throws Exception {
         Path sessionDir = SessionDirs.create(hostEnv, id);
         FileAuditLog file;
         try {
@@ -108,7 +121,9 @@ final class Session {
                 HttpLimits.defaults(),
                 Timeouts.defaults(),
                 Clock.systemUTC(),
-                Math.min(2, Runtime.getRuntime().availableProcessors())));
+                Math.min(2, Runtime.getRuntime().availableProcessors()),
+                inspection.interception(),
+                inspection.inspection()));
         PidsCgroup cgroup = null;
         List<ProtectedPath> protectedPaths = List.of();
         long started = System.nanoTime();
@@ -130,7 +145,9 @@ final class Session {
                             .toList(),
                     MASK_MAX_DEPTH,
                     MASK_MAX_ENTRIES);
-            Map<String, String> env = JailEnvironment.build(hostEnv, policy.env(), port, home, id);
+            TrustFiles trust = inspection.writeTrustFiles(sessionDir);
+            Map<String, String> env =
+                    JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders());
             JailSpec spec = new JailSpec(
                     bwrap,
                     init,
@@ -147,11 +164,13 @@ final class Session {
                     policy.jail().newSession(),
                     handoff.socketPath(),
                     port,
+                    Optional.of(trust),
                     limits(policy),
                     identity,
                     SECCOMP_FD,
                     OptionalInt.of(STATUS_FD),
                     command);
+            refuseVisibleCa(spec, inspection.authority().directory());
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
             if (uid == 0) {
                 // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
@@ -331,6 +350,21 @@ final class Session {
                         ExitCodes.USAGE,
                         "the audit log " + auditLog + " would be visible inside the jail (under " + v
                                 + "); choose a path outside the project and the policy's binds");
+            }
+        }
+    }
+
+    /** The CA directory holds the CA's private key: no bind may show it, or anything inside it, to the jail. */
+    private static void refuseVisibleCa(JailSpec spec, Path caDir) {
+        Path dir = caDir.toAbsolutePath().normalize();
+        for (Path candidate : List.of(dir, realPrefix(dir))) {
+            Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
+            if (bind.isPresent()) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the agentjail CA directory " + caDir + " (it holds the CA's private key) would be visible"
+                                + " inside the jail through the bind of " + bind.get()
+                                + "; keep it outside the project and the policy's binds (see --ca-dir)");
             }
         }
     }

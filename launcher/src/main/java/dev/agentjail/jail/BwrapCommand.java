@@ -3,9 +3,45 @@ package dev.agentjail.jail;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 /** Turns a {@link JailSpec} into bwrap's argv: a pure function, so the whole jail is asserted in unit tests. */
 public final class BwrapCommand {
+    private static final Set<String> BINDS = Set.of("--bind", "--bind-try", "--ro-bind", "--ro-bind-try");
+
+    /** How many operands each option this class emits takes. */
+    private static final Map<String, Integer> OPERANDS = Map.ofEntries(
+            Map.entry("--unshare-user", 0),
+            Map.entry("--unshare-pid", 0),
+            Map.entry("--unshare-ipc", 0),
+            Map.entry("--unshare-uts", 0),
+            Map.entry("--unshare-net", 0),
+            Map.entry("--unshare-cgroup-try", 0),
+            Map.entry("--die-with-parent", 0),
+            Map.entry("--new-session", 0),
+            Map.entry("--clearenv", 0),
+            Map.entry("--uid", 1),
+            Map.entry("--gid", 1),
+            Map.entry("--cap-drop", 1),
+            Map.entry("--hostname", 1),
+            Map.entry("--seccomp", 1),
+            Map.entry("--json-status-fd", 1),
+            Map.entry("--proc", 1),
+            Map.entry("--dev", 1),
+            Map.entry("--size", 1),
+            Map.entry("--perms", 1),
+            Map.entry("--tmpfs", 1),
+            Map.entry("--remount-ro", 1),
+            Map.entry("--chdir", 1),
+            Map.entry("--setenv", 2),
+            Map.entry("--symlink", 2),
+            Map.entry("--bind", 2),
+            Map.entry("--bind-try", 2),
+            Map.entry("--ro-bind", 2),
+            Map.entry("--ro-bind-try", 2));
+
     private BwrapCommand() {}
 
     /** The full argv, starting with the bwrap executable. */
@@ -40,6 +76,38 @@ public final class BwrapCommand {
         plumbing(spec, args);
         args.add("--chdir", spec.project().toString());
         return List.copyOf(args.list);
+    }
+
+    /**
+     * Every host path the jail's argv binds in (the source of each {@code --bind}, {@code --ro-bind} and their
+     * {@code -try} forms), read back from {@link #options}, so that it cannot miss a bind that method adds.
+     */
+    public static List<Path> bindSources(JailSpec spec) {
+        List<String> options = options(spec);
+        List<Path> sources = new ArrayList<>();
+        int i = 0;
+        while (i < options.size()) {
+            String option = options.get(i);
+            if (BINDS.contains(option)) {
+                sources.add(Path.of(options.get(i + 1)));
+            }
+            Integer operands = OPERANDS.get(option);
+            if (operands == null) {
+                throw new IllegalStateException("bindSources does not know bwrap option " + option);
+            }
+            i += 1 + operands;
+        }
+        return List.copyOf(sources);
+    }
+
+    /**
+     * The first bind whose source is {@code hostPath}, lies inside it or contains it: what would make {@code
+     * hostPath} visible inside the jail. Compare real paths (callers resolve symlinks in both).
+     */
+    public static Optional<Path> exposing(JailSpec spec, Path hostPath) {
+        return bindSources(spec).stream()
+                .filter(source -> source.startsWith(hostPath) || hostPath.startsWith(source))
+                .findFirst();
     }
 
     private static void namespaces(JailSpec spec, Args args) {
@@ -129,6 +197,10 @@ public final class BwrapCommand {
     private static void plumbing(JailSpec spec, Args args) {
         args.add("--ro-bind", spec.initBinary().toString(), JailPaths.INIT.toString());
         args.add("--ro-bind", spec.handoffSocket().toString(), JailPaths.HANDOFF_SOCKET.toString());
+        spec.trust().ifPresent(trust -> {
+            args.add("--ro-bind", trust.pemBundle().toString(), JailPaths.CA_BUNDLE.toString());
+            args.add("--ro-bind", trust.trustStore().toString(), JailPaths.TRUST_STORE.toString());
+        });
         // bwrap's root and /dev are tmpfs mounts owned by the agent and without a size cap: freeze them last.
         args.add("--remount-ro", "/dev");
         args.add("--remount-ro", "/");

@@ -8,6 +8,10 @@ public final class JailPaths {
     public static final Path INIT = Path.of("/run/agentjail/agentjail-init");
     /** Where the host proxy's hand-off socket is bound read-only inside the jail. */
     public static final Path HANDOFF_SOCKET = Path.of("/run/agentjail/handoff.sock");
+    /** Where the PEM CA bundle (system roots plus agentjail's CA) is bound read-only inside the jail. */
+    public static final Path CA_BUNDLE = Path.of("/run/agentjail/ca-bundle.pem");
+    /** Where the same certificates, as a PKCS#12 trust store for the JVM, are bound read-only inside the jail. */
+    public static final Path TRUST_STORE = Path.of("/run/agentjail/truststore.p12");
 
     private JailPaths() {}
 

@@ -33,6 +33,8 @@ import java.util.regex.Pattern;
  * @param handoffSocket the host path of the proxy's hand-off socket, bound read-only at {@link
  *     JailPaths#HANDOFF_SOCKET}
  * @param port the TCP port agentjail-init listens on inside the jail (127.0.0.1 and [::1])
+ * @param trust the CA bundle and JVM trust store bound read-only under /run/agentjail (see {@link TrustFiles});
+ *     empty for a jail that trusts only the system roots
  * @param limits rlimits and tmpfs sizes
  * @param identity the uid/gid inside; empty keeps the caller's own ids (see {@link Identity#forOutsideUid})
  * @param seccompFd the descriptor bwrap reads the seccomp program from ({@code --seccomp})
@@ -56,6 +58,7 @@ public record JailSpec(
         boolean newSession,
         Path handoffSocket,
         int port,
+        Optional<TrustFiles> trust,
         Limits limits,
         Optional<Identity> identity,
         int seccompFd,
@@ -71,8 +74,14 @@ public record JailSpec(
         JailPaths.absolute(home, "home directory");
         JailPaths.absolute(handoffSocket, "hand-off socket");
         maskedFiles.forEach(p -> JailPaths.absolute(p, "masked file"));
-        if (hostLayout == null || sessionFiles == null || limits == null || identity == null || statusFd == null) {
-            throw new IllegalArgumentException("hostLayout, sessionFiles, limits, identity and statusFd are required");
+        if (hostLayout == null
+                || sessionFiles == null
+                || trust == null
+                || limits == null
+                || identity == null
+                || statusFd == null) {
+            throw new IllegalArgumentException(
+                    "hostLayout, sessionFiles, trust, limits, identity and statusFd are required");
         }
         // The project is bound read-write over the tmpfs home; containing the home would undo the home's emptiness.
         if (project.getNameCount() == 0 || home.startsWith(project)) {

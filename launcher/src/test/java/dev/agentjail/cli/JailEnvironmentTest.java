@@ -24,7 +24,12 @@ class JailEnvironmentTest {
     @Test
     void onlyTheNamedHostVariablesCrossIntoTheJail() {
         Map<String, String> env = JailEnvironment.build(
-                HOST, new EnvPolicy(List.of("ANTHROPIC_API_KEY"), Map.of()), 3128, Path.of("/home/dev"), "s1");
+                HOST,
+                new EnvPolicy(List.of("ANTHROPIC_API_KEY"), Map.of()),
+                3128,
+                Path.of("/home/dev"),
+                "s1",
+                Map.of());
         assertEquals("canary-anthropic", env.get("ANTHROPIC_API_KEY"));
         assertFalse(env.containsKey("AWS_SECRET_ACCESS_KEY"));
         assertFalse(env.containsKey("SSH_AUTH_SOCK"));
@@ -34,7 +39,8 @@ class JailEnvironmentTest {
 
     @Test
     void everyRuntimeIsPointedAtTheProxyAndNothingMayBypassIt() {
-        Map<String, String> env = JailEnvironment.build(HOST, EnvPolicy.none(), 4321, Path.of("/home/dev"), "s1");
+        Map<String, String> env =
+                JailEnvironment.build(HOST, EnvPolicy.none(), 4321, Path.of("/home/dev"), "s1", Map.of());
         for (String name :
                 List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_https_proxy")) {
             assertEquals("http://127.0.0.1:4321", env.get(name), name);
@@ -50,9 +56,46 @@ class JailEnvironmentTest {
         Map<String, String> set = new LinkedHashMap<>();
         set.put("EDITOR", "vi");
         Map<String, String> env =
-                JailEnvironment.build(HOST, new EnvPolicy(List.of(), set), 3128, Path.of("/home/dev"), "s1");
+                JailEnvironment.build(HOST, new EnvPolicy(List.of(), set), 3128, Path.of("/home/dev"), "s1", Map.of());
         assertEquals("vi", env.get("EDITOR"));
         assertEquals("/home/dev", env.get("HOME"));
         assertEquals("s1", env.get("AGENTJAIL_SESSION"));
+    }
+
+    @Test
+    void everyRuntimeTrustsTheJailsCaBundleAndTheJvmItsTrustStore() {
+        Map<String, String> set = new LinkedHashMap<>();
+        set.put("SSL_CERT_FILE", "/etc/ssl/other.pem");
+        Map<String, String> env =
+                JailEnvironment.build(HOST, new EnvPolicy(List.of(), set), 3128, Path.of("/home/dev"), "s1", Map.of());
+        for (String name : List.of(
+                "SSL_CERT_FILE",
+                "NODE_EXTRA_CA_CERTS",
+                "REQUESTS_CA_BUNDLE",
+                "CURL_CA_BUNDLE",
+                "GIT_SSL_CAINFO",
+                "CARGO_HTTP_CAINFO",
+                "PIP_CERT",
+                "DENO_CERT")) {
+            assertEquals("/run/agentjail/ca-bundle.pem", env.get(name), name);
+        }
+        assertEquals(
+                "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128"
+                        + " -Dhttp.nonProxyHosts= -Djavax.net.ssl.trustStore=/run/agentjail/truststore.p12"
+                        + " -Djavax.net.ssl.trustStoreType=PKCS12 -Djavax.net.ssl.trustStorePassword=changeit",
+                env.get("JAVA_TOOL_OPTIONS"));
+    }
+
+    @Test
+    void credentialVariablesHoldTheirPlaceholderNeverTheHostValue() {
+        Map<String, String> env = JailEnvironment.build(
+                HOST,
+                EnvPolicy.none(),
+                3128,
+                Path.of("/home/dev"),
+                "s1",
+                Map.of("ANTHROPIC_API_KEY", "agentjail-placeholder-0123456789abcdef0123456789abcdef"));
+        assertEquals("agentjail-placeholder-0123456789abcdef0123456789abcdef", env.get("ANTHROPIC_API_KEY"));
+        assertFalse(env.containsValue("canary-anthropic"));
     }
 }

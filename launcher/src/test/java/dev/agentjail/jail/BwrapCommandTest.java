@@ -45,6 +45,7 @@ class BwrapCommandTest {
                 true,
                 Path.of("/run/user/0/agentjail-x/handoff.sock"),
                 3128,
+                Optional.empty(),
                 LIMITS,
                 Identity.forOutsideUid(0),
                 3,
@@ -185,6 +186,8 @@ class BwrapCommandTest {
                 false,
                 Path.of("/run/user/1000/a/h.sock"),
                 40000,
+                Optional.of(new TrustFiles(
+                        Path.of("/run/user/1000/a/ca-bundle.pem"), Path.of("/run/user/1000/a/truststore.p12"))),
                 LIMITS,
                 Optional.empty(),
                 3,
@@ -285,6 +288,12 @@ class BwrapCommandTest {
                 "--ro-bind",
                 "/run/user/1000/a/h.sock",
                 "/run/agentjail/handoff.sock",
+                "--ro-bind",
+                "/run/user/1000/a/ca-bundle.pem",
+                "/run/agentjail/ca-bundle.pem",
+                "--ro-bind",
+                "/run/user/1000/a/truststore.p12",
+                "/run/agentjail/truststore.p12",
                 "--remount-ro",
                 "/dev",
                 "--remount-ro",
@@ -298,6 +307,70 @@ class BwrapCommandTest {
         int separator = expected.indexOf("--");
         assertEquals(expected.subList(1, separator), BwrapCommand.options(spec));
         assertEquals(expected.subList(separator + 1, expected.size()), BwrapCommand.command(spec));
+    }
+
+    @Test
+    void bindSourcesAreReadBackFromTheArgv() {
+        JailSpec spec = withBinds(
+                List.of(new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY)),
+                List.of(new Bind(Path.of("/opt/sdk"), Path.of("/sdk"), Access.READ_WRITE, true)));
+        assertEquals(
+                List.of(
+                        Path.of("/usr"),
+                        Path.of("/etc/ssl/certs"),
+                        Path.of("/s/passwd"),
+                        Path.of("/s/group"),
+                        Path.of("/s/hosts"),
+                        Path.of("/home/u/.gitconfig"),
+                        Path.of("/home/u/p"),
+                        Path.of("/opt/sdk"),
+                        Path.of("/c/init"),
+                        Path.of("/r/h.sock"),
+                        Path.of("/r/ca-bundle.pem"),
+                        Path.of("/r/truststore.p12")),
+                BwrapCommand.bindSources(spec));
+    }
+
+    @Test
+    void noBindSourceIsInsideTheCaDirectoryOfAnOrdinaryJail() {
+        Path caDir = Path.of("/home/u/.local/share/agentjail/ca");
+        JailSpec spec = withBinds(
+                List.of(
+                        new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY),
+                        new HomeEntry(Path.of(".local/share/pnpm"), Access.READ_WRITE)),
+                List.of(new Bind(Path.of("/opt/sdk"), Path.of("/opt/sdk"), Access.READ_ONLY, true)));
+        assertTrue(BwrapCommand.bindSources(spec).stream().noneMatch(source -> source.startsWith(caDir)));
+        assertEquals(Optional.empty(), BwrapCommand.exposing(spec, caDir));
+    }
+
+    @Test
+    void aBindOfTheCaDirectoryItsKeyOrAParentExposesIt() {
+        Path caDir = Path.of("/home/u/.local/share/agentjail/ca");
+        assertEquals(
+                Optional.of(Path.of("/home/u/.local/share")),
+                BwrapCommand.exposing(
+                        withBinds(List.of(new HomeEntry(Path.of(".local/share"), Access.READ_ONLY)), List.of()),
+                        caDir));
+        assertEquals(
+                Optional.of(caDir.resolve("ca-key.pem")),
+                BwrapCommand.exposing(
+                        withBinds(
+                                List.of(),
+                                List.of(new Bind(
+                                        caDir.resolve("ca-key.pem"), Path.of("/k.pem"), Access.READ_ONLY, false))),
+                        caDir));
+        // A CA directory inside the project is bound with it.
+        assertEquals(
+                Optional.of(Path.of("/home/u/p")),
+                BwrapCommand.exposing(withBinds(List.of(), List.of()), Path.of("/home/u/p/.ca")));
+        // A sibling whose name merely starts with the same characters is not inside.
+        assertEquals(
+                Optional.empty(),
+                BwrapCommand.exposing(
+                        withBinds(
+                                List.of(new HomeEntry(Path.of(".local/share/agentjail/cache"), Access.READ_ONLY)),
+                                List.of()),
+                        caDir));
     }
 
     @Test
@@ -328,6 +401,31 @@ class BwrapCommandTest {
                 List.copyOf(withEnv(Map.of("C", "", "A", "", "B", "")).env().keySet()));
     }
 
+    private static JailSpec withBinds(List<HomeEntry> homeEntries, List<Bind> binds) {
+        return new JailSpec(
+                Path.of("/usr/bin/bwrap"),
+                Path.of("/c/init"),
+                new HostLayout(List.of(Path.of("/usr")), List.of(), List.of(Path.of("/etc/ssl/certs"))),
+                FILES,
+                Path.of("/home/u/p"),
+                Path.of("/home/u"),
+                homeEntries,
+                binds,
+                List.of(),
+                List.of(),
+                "agentjail",
+                Map.of(),
+                true,
+                Path.of("/r/h.sock"),
+                3128,
+                Optional.of(new TrustFiles(Path.of("/r/ca-bundle.pem"), Path.of("/r/truststore.p12"))),
+                Limits.DEFAULTS,
+                Optional.empty(),
+                3,
+                OptionalInt.empty(),
+                List.of("true"));
+    }
+
     private static JailSpec withEnv(Map<String, String> env) {
         return spec(Path.of("/w/p"), Path.of("/home/u"), env);
     }
@@ -353,6 +451,7 @@ class BwrapCommandTest {
                 true,
                 Path.of("/r/h.sock"),
                 3128,
+                Optional.empty(),
                 Limits.DEFAULTS,
                 Optional.empty(),
                 3,

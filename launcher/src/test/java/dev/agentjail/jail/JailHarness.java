@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -138,6 +139,7 @@ final class JailHarness {
                 true,
                 socket,
                 PORT,
+                Optional.empty(),
                 limits,
                 Identity.forOutsideUid(outsideUid()),
                 3,

@@ -47,6 +47,8 @@ final class Exchange {
     long bytesIn;
     InetAddress dialled;
     String error;
+    /** A WebSocket opening handshake: the Upgrade is forwarded, and a 101 turns the exchange into a relay. */
+    boolean websocket;
     /** A CONNECT whose tunnel is opened (TLS intercepted) rather than relayed as bytes. */
     boolean intercepted;
     /** The request as it goes upstream (redacted, credentials injected); null until it is allowed. */

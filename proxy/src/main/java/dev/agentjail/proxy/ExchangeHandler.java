@@ -114,7 +114,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     /** Whether {@code msg} belongs to a later request than the one in flight. */
     private boolean mustWait(Object msg) {
-        if (current == null || (current.connect && msg instanceof ByteBuf)) {
+        if (current == null || ((current.connect || current.websocket) && msg instanceof ByteBuf)) {
             return false;
         }
         if (msg instanceof MalformedRequest) {
@@ -139,7 +139,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             onRequest(request);
         } else if (msg instanceof HttpContent content) {
             onRequestContent(content);
-        } else if (msg instanceof ByteBuf raw && current != null && current.connect) {
+        } else if (msg instanceof ByteBuf raw && current != null && (current.connect || current.websocket)) {
             current.held.add(raw);
             ctx.channel().config().setAutoRead(false);
         } else {
@@ -217,6 +217,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                     true);
             return;
         }
+        ex.websocket = WebSockets.isUpgradeRequest(request);
         ex.phase = Exchange.Phase.DIALING;
         current = ex;
         if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
@@ -427,6 +428,32 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
         ctx.write(response);
+    }
+
+    /**
+     * The upstream accepted a WebSocket upgrade: the exchange is recorded (decided like any request,
+     * status 101) and both connections become a relay whose close writes a {@code tunnel-close} record.
+     */
+    void onUpgraded(HttpResponse response) {
+        Exchange ex = current;
+        ex.status = 101;
+        ex.responseStarted = true;
+        try {
+            runtime.audit()
+                    .append(recordOf(ex)
+                            .decision(AuditRecord.ALLOW)
+                            .reason(Reasons.ALLOWED)
+                            .build());
+        } catch (AuditUnavailableException e) {
+            current = null;
+            closeNow();
+            return;
+        }
+        UpstreamConnection conn = upstream;
+        upstream = null;
+        current = null;
+        closing = true;
+        TunnelSwitch.upgrade(ctx, conn, ex, runtime, clientAddress(), WebSockets.switchingProtocols(response));
     }
 
     void onResponseContent(HttpContent content) {

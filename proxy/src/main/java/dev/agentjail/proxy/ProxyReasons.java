@@ -35,8 +35,6 @@ public final class ProxyReasons {
     public static final String SECRET_BLOCKED = "secret-blocked";
     /** A body in a content coding the redactor cannot inspect (br, zstd, …) or past the inspection caps. */
     public static final String UNINSPECTABLE_BODY = "uninspectable-body";
-    /** A WebSocket upgrade was decided, recorded, and switched to a relay. */
-    public static final String WEBSOCKET = "websocket";
 
     private ProxyReasons() {}
 }

@@ -31,8 +31,33 @@ final class TunnelSwitch {
 
     static void establish(
             ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime, String clientAddress) {
-        Channel client = ctx.channel();
         ex.status = 200;
+        relay(ctx, upstream, ex, runtime, clientAddress, ESTABLISHED, null);
+    }
+
+    /**
+     * Turns a WebSocket exchange the upstream accepted into a byte relay: answers the client's upgrade with
+     * the upstream's 101 and takes the HTTP handlers off both connections (TLS stays where there is TLS).
+     */
+    static void upgrade(
+            ChannelHandlerContext ctx,
+            UpstreamConnection upstream,
+            Exchange ex,
+            ProxyRuntime runtime,
+            String clientAddress,
+            byte[] switchingProtocols) {
+        relay(ctx, upstream.channel(), ex, runtime, clientAddress, switchingProtocols, upstream);
+    }
+
+    private static void relay(
+            ChannelHandlerContext ctx,
+            Channel upstream,
+            Exchange ex,
+            ProxyRuntime runtime,
+            String clientAddress,
+            byte[] answer,
+            UpstreamConnection http) {
+        Channel client = ctx.channel();
         Tunnel tunnel = new Tunnel(ex, runtime, clientAddress);
         long idle = runtime.timeouts().tunnelIdle().toMillis();
 
@@ -44,6 +69,10 @@ final class TunnelSwitch {
         }
         ChannelPipeline up = upstream.pipeline();
         up.addLast(TunnelRelay.NAME, new TunnelRelay(client, tunnel, false));
+        if (http != null) {
+            // Bytes the upstream sent right behind its 101 leave the decoder for the relay just added.
+            http.removeHttpHandlers();
+        }
 
         ChannelPipeline cp = client.pipeline();
         cp.addLast("tunnel-idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
@@ -52,7 +81,7 @@ final class TunnelSwitch {
         cp.remove(ProxyResponseEncoder.NAME);
         // Removing the decoder hands any bytes it still holds to the exchange handler, which holds them.
         cp.remove(StrictRequestDecoder.class);
-        client.writeAndFlush(Unpooled.wrappedBuffer(ESTABLISHED));
+        client.writeAndFlush(Unpooled.wrappedBuffer(answer));
         // Bytes the client sent early (e.g. a ClientHello) go first, in order.
         ByteBuf early;
         while ((early = (ByteBuf) ex.held.poll()) != null) {

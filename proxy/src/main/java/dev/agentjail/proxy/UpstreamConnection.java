@@ -5,6 +5,7 @@ import dev.agentjail.proxy.tls.UpstreamTls;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
@@ -50,6 +51,7 @@ final class UpstreamConnection {
     private boolean reusable;
     private boolean headRequest;
     private boolean skippingInformational;
+    private boolean upgradeExpected;
 
     UpstreamConnection(ExchangeHandler owner, Target target, ProxyRuntime runtime, UpstreamTls tls) {
         this.owner = owner;
@@ -112,6 +114,21 @@ final class UpstreamConnection {
         inExchange = true;
         reusable = false;
         headRequest = ex.request.method().equals(HttpMethod.HEAD);
+        upgradeExpected = ex.websocket;
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    /** After an accepted WebSocket upgrade: the connection becomes a byte pipe (TLS, if any, stays). */
+    void removeHttpHandlers() {
+        inExchange = false;
+        reusable = false;
+        ChannelPipeline p = channel.pipeline();
+        p.remove(RELAY);
+        p.remove(IDLE);
+        p.remove(CODEC);
     }
 
     /**
@@ -122,6 +139,10 @@ final class UpstreamConnection {
         HttpHeaders headers = ex.outbound.headers();
         HopByHop.strip(headers);
         headers.remove(HttpHeaderNames.EXPECT);
+        if (ex.websocket) {
+            headers.set(HttpHeaderNames.CONNECTION, "Upgrade");
+            headers.set(HttpHeaderNames.UPGRADE, "websocket");
+        }
         headers.remove(HttpHeaderNames.HOST);
         int defaultPort = tls != null ? 443 : 80;
         headers.set(HttpHeaderNames.HOST, target.port() == defaultPort ? target.uriHost() : target.authority());
@@ -204,6 +225,11 @@ final class UpstreamConnection {
                 return;
             }
             if (msg instanceof HttpResponse response) {
+                if (upgradeExpected && WebSockets.isAccepted(response)) {
+                    ReferenceCountUtil.release(msg);
+                    owner.onUpgraded(response);
+                    return;
+                }
                 if (response.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
                     ReferenceCountUtil.release(msg);
                     if (response.status().code() == 101) {

@@ -326,4 +326,112 @@ class ProxyInterceptTest {
             server.join(5000);
         }
     }
+
+    @Test
+    void aWebSocketUpgradeIsDecidedRecordedAndRelayedForARealClient() throws Exception {
+        start();
+        upstream.close();
+        try (javax.net.ssl.SSLServerSocket ws = (javax.net.ssl.SSLServerSocket) tls.upstreamServer(HOST)
+                .getServerSocketFactory()
+                .createServerSocket(0, 4, java.net.InetAddress.getByName("127.0.0.1"))) {
+            authority = HOST + ":" + ws.getLocalPort();
+            proxy.close();
+            proxy = ProxyFixture.start(
+                    "version: 1\nnetwork:\n  allow: [\"" + authority + "\"]\n  resolve: {" + HOST + ": 127.0.0.1}\n",
+                    new MemoryAuditSink(),
+                    null,
+                    Timeouts.defaults(),
+                    tls.interception());
+            Thread.ofPlatform().daemon().start(() -> serveOneWebSocketEcho(ws));
+            HttpClient client = HttpClient.newBuilder()
+                    .proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", proxy.port())))
+                    .sslContext(TestTls.clientTrusting(tls.proxyCa().certificate()))
+                    .build();
+            java.util.concurrent.CompletableFuture<String> echoed = new java.util.concurrent.CompletableFuture<>();
+            java.net.http.WebSocket socket = client.newWebSocketBuilder()
+                    .buildAsync(URI.create("wss://" + authority + "/ws"), new java.net.http.WebSocket.Listener() {
+                        @Override
+                        public java.util.concurrent.CompletionStage<?> onText(
+                                java.net.http.WebSocket webSocket, CharSequence data, boolean last) {
+                            echoed.complete(data.toString());
+                            return null;
+                        }
+                    })
+                    .get(10, java.util.concurrent.TimeUnit.SECONDS);
+            socket.sendText("hello through the jail", true).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals("hello through the jail", echoed.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            socket.abort();
+        }
+        List<AuditRecord> records = awaitRecords(3);
+        AuditRecord upgrade = records.get(1);
+        assertEquals("GET", upgrade.method());
+        assertEquals("/ws", upgrade.path());
+        assertEquals(101, upgrade.status());
+        assertEquals("allow", upgrade.decision());
+        RecordingUpstream.await(
+                () -> proxy.records().stream()
+                                .filter(r -> r.kind().equals(AuditRecord.KIND_TUNNEL_CLOSE))
+                                .count()
+                        >= 2,
+                Duration.ofSeconds(5));
+        assertTrue(
+                proxy.records().stream()
+                        .anyMatch(r -> r.kind().equals(AuditRecord.KIND_TUNNEL_CLOSE)
+                                && r.status() == 101
+                                && r.bytesOut() > 0),
+                proxy.records().toString());
+    }
+
+    @Test
+    void anUpgradeToAnotherProtocolIsStrippedNotSwitched() throws Exception {
+        start();
+        try (SSLSocket s = open(HOST)) {
+            OutputStream out = s.getOutputStream();
+            out.write(("GET / HTTP/1.1\r\nHost: " + authority
+                            + "\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
+                            + "Connection: Upgrade, HTTP2-Settings\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertTrue(TestTls.readHead(s.getInputStream()).startsWith("HTTP/1.1 200"));
+        }
+        RecordingUpstream.RecordedRequest got = upstream.requests().get(0);
+        assertEquals(List.of(), got.headers("upgrade"));
+        assertEquals(List.of(), got.headers("http2-settings"));
+    }
+
+    /** A one-message WebSocket echo: accepts the handshake, unmasks one short text frame and sends it back. */
+    private static void serveOneWebSocketEcho(javax.net.ssl.SSLServerSocket server) {
+        try (var conn = server.accept()) {
+            InputStream in = conn.getInputStream();
+            String head = TestTls.readHead(in);
+            String key = head.lines()
+                    .filter(l -> l.toLowerCase().startsWith("sec-websocket-key:"))
+                    .findFirst()
+                    .orElseThrow()
+                    .substring(18)
+                    .strip();
+            String accept = java.util.Base64.getEncoder()
+                    .encodeToString(java.security.MessageDigest.getInstance("SHA-1")
+                            .digest((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11")
+                                    .getBytes(StandardCharsets.US_ASCII)));
+            OutputStream out = conn.getOutputStream();
+            out.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            + "Sec-WebSocket-Accept: " + accept + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            int b0 = in.read();
+            int len = in.read() & 0x7f;
+            byte[] mask = in.readNBytes(4);
+            byte[] payload = in.readNBytes(len);
+            for (int i = 0; i < len; i++) {
+                payload[i] ^= mask[i % 4];
+            }
+            out.write(new byte[] {(byte) b0, (byte) len});
+            out.write(payload);
+            out.flush();
+            in.read();
+        } catch (Exception e) {
+            // the client side's assertions report the failure
+        }
+    }
 }

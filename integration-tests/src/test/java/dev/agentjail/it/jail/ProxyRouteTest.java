@@ -80,10 +80,11 @@ class ProxyRouteTest {
         AgentjailRun run = AgentjailRun.in(dir).policy("""
                         version: 1
                         network:
-                          allow: ["upstream.test:%d", "upstream.test:%d"]
+                          allow: ["upstream.test:%1$d", "upstream.test:%2$d"]
                           resolve: {upstream.test: 127.0.0.1}
+                          tunnel: ["upstream.test:%2$d"]
                         filesystem:
-                          read: ["%s"]
+                          read: ["%3$s"]
                         """.formatted(http, https, tls.certificatePem()));
         AgentjailRun.Outcome o = run.bash("""
                 echo "allowed=$(curl -q -sS -m 20 -w ' %%{http_code}' http://upstream.test:%1$d/from-the-jail)"

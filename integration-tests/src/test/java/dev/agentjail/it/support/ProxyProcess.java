@@ -57,7 +57,27 @@ public final class ProxyProcess implements AutoCloseable {
 
     /** Runs the CLI to completion (for commands that exit by themselves) within {@code limit}. */
     public static Command.Result runCli(Duration limit, String... args) {
-        return Command.run(limit, cliArgv(List.of(args)));
+        return Command.run(limit, cliArgv(List.of(args)), isolatedData(), null);
+    }
+
+    /**
+     * Keeps the CLI's data (its local CA) out of the real home: every test JVM shares one scratch
+     * XDG_DATA_HOME.
+     */
+    public static Map<String, String> isolatedData() {
+        return Map.of("XDG_DATA_HOME", DataHome.DIR.toString());
+    }
+
+    private static final class DataHome {
+        static final Path DIR = create();
+
+        private static Path create() {
+            try {
+                return java.nio.file.Files.createTempDirectory("agentjail-it-data");
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
     }
 
     /**
@@ -68,7 +88,7 @@ public final class ProxyProcess implements AutoCloseable {
     public static ProxyProcess start(String... args) throws IOException, InterruptedException {
         List<String> cli = new ArrayList<>(List.of("proxy", "--listen", "127.0.0.1:0"));
         cli.addAll(List.of(args));
-        Process process = Command.builder(cliArgv(cli), Map.of()).start();
+        Process process = Command.builder(cliArgv(cli), isolatedData()).start();
         process.getOutputStream().close();
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
         Thread.ofPlatform().daemon().start(() -> pump(process.getErrorStream(), stderr));

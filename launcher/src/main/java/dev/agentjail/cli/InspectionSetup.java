@@ -1,0 +1,330 @@
+package dev.agentjail.cli;
+
+import dev.agentjail.certs.CaException;
+import dev.agentjail.certs.CertificateAuthority;
+import dev.agentjail.certs.LeafCertificates;
+import dev.agentjail.certs.TrustBundle;
+import dev.agentjail.jail.TrustFiles;
+import dev.agentjail.policy.CredentialRule;
+import dev.agentjail.policy.KnownValue;
+import dev.agentjail.policy.Policy;
+import dev.agentjail.proxy.inspect.InjectedCredential;
+import dev.agentjail.proxy.inspect.Inspection;
+import dev.agentjail.proxy.tls.Interception;
+import dev.agentjail.proxy.tls.ServerContexts;
+import dev.agentjail.proxy.tls.UpstreamTls;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads, once at startup and on the host, everything HTTPS inspection needs, for both {@code agentjail run} and
+ * {@code agentjail proxy}: the local CA and the interception built on it, the exact values of the host secrets the
+ * policy names, and the real values of its credentials with a fresh placeholder for each. Every failure is a {@link
+ * CliException} naming the policy key and the variable or file, never a value; nothing here prints or logs a secret.
+ */
+final class InspectionSetup implements AutoCloseable {
+    /** What every placeholder starts with, so that a user who sees one in a log knows what it is. */
+    static final String PLACEHOLDER_PREFIX = "agentjail-placeholder-";
+
+    /** Random bytes per placeholder (hex-encoded: 32 characters). */
+    static final int PLACEHOLDER_RANDOM_BYTES = 16;
+
+    /** Shorter known values would match by accident all over ordinary traffic. */
+    static final int MIN_KNOWN_VALUE_LENGTH = 8;
+
+    /** Validity of the leaf certificates the proxy mints per host. */
+    static final Duration LEAF_VALIDITY = Duration.ofHours(24);
+
+    /** Bound of the per-host certificate and TLS context caches. */
+    static final long MAX_HOSTS = 10_000;
+
+    /** File names in the session directory. */
+    static final String CA_BUNDLE_FILE = "ca-bundle.pem";
+
+    static final String TRUST_STORE_FILE = "truststore.p12";
+
+    private static final int CERT_THREADS = 2;
+    private static final int CERT_QUEUE = 4096;
+
+    private final CertificateAuthority ca;
+    private final ExecutorService executor;
+    private final Interception interception;
+    private final Inspection inspection;
+
+    private InspectionSetup(
+            CertificateAuthority ca, ExecutorService executor, Interception interception, Inspection inspection) {
+        this.ca = ca;
+        this.executor = executor;
+        this.interception = interception;
+        this.inspection = inspection;
+    }
+
+    /**
+     * Reads the secrets and the upstream CAs, loads (or creates) the CA in {@code caDir} and builds the interception.
+     *
+     * @param hostEnv the launcher's own environment, where {@code env:} known values and credentials are read
+     * @param random the source of the placeholders
+     */
+    static InspectionSetup open(
+            Policy policy, Map<String, String> hostEnv, Path caDir, Clock clock, SecureRandom random) {
+        // Secrets and files first: a mistake there should not leave a new CA behind, nor threads running.
+        Inspection inspection = inspection(policy, hostEnv, random);
+        List<X509Certificate> roots = new ArrayList<>(systemRoots());
+        roots.addAll(upstreamCas(policy));
+        UpstreamTls upstream;
+        try {
+            upstream = UpstreamTls.trusting(roots);
+        } catch (Exception e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + e.getMessage(), e);
+        }
+        CertificateAuthority ca = authority(caDir, clock);
+        ExecutorService executor = certificateExecutor();
+        try {
+            LeafCertificates leaves = new LeafCertificates(ca, clock, executor, LEAF_VALIDITY, MAX_HOSTS);
+            Interception interception = new Interception(new ServerContexts(leaves, executor, MAX_HOSTS), upstream);
+            return new InspectionSetup(ca, executor, interception, inspection);
+        } catch (RuntimeException e) {
+            executor.shutdownNow();
+            throw e;
+        }
+    }
+
+    /** The CA the proxy signs with; its key never leaves this process or the CA directory. */
+    CertificateAuthority authority() {
+        return ca;
+    }
+
+    Interception interception() {
+        return interception;
+    }
+
+    Inspection inspection() {
+        return inspection;
+    }
+
+    /** Credential variable → this session's placeholder: what the jail sees instead of the real value. */
+    Map<String, String> placeholders() {
+        Map<String, String> placeholders = new LinkedHashMap<>();
+        for (InjectedCredential credential : inspection.credentials()) {
+            placeholders.put(credential.rule().env(), credential.placeholder());
+        }
+        return placeholders;
+    }
+
+    /**
+     * Writes the PEM bundle (system roots plus the CA) and the same certificates as a PKCS#12 trust store into {@code
+     * dir} (the private session directory), for the jail to trust the CA with no flags. Neither file holds a key.
+     */
+    TrustFiles writeTrustFiles(Path dir) throws IOException {
+        Path pem = dir.resolve(CA_BUNDLE_FILE);
+        TrustBundle.write(pem, ca);
+        List<X509Certificate> certificates = TrustBundle.readPem(pem);
+        Path store = dir.resolve(TRUST_STORE_FILE);
+        try {
+            KeyStore keyStore = KeyStore.getInstance(TrustFiles.TRUST_STORE_TYPE);
+            keyStore.load(null, null);
+            for (int i = 0; i < certificates.size(); i++) {
+                keyStore.setCertificateEntry("root-" + i, certificates.get(i));
+            }
+            Files.deleteIfExists(store);
+            Files.createFile(store, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
+            try (OutputStream out = Files.newOutputStream(store, StandardOpenOption.TRUNCATE_EXISTING)) {
+                keyStore.store(out, TrustFiles.TRUST_STORE_PASSWORD.toCharArray());
+            }
+        } catch (GeneralSecurityException e) {
+            throw new IOException("cannot write the trust store " + store + ": " + e.getMessage(), e);
+        }
+        return new TrustFiles(
+                pem.toAbsolutePath().normalize(), store.toAbsolutePath().normalize());
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+
+    static CertificateAuthority authority(Path caDir, Clock clock) {
+        try {
+            return CertificateAuthority.loadOrCreate(caDir, clock);
+        } catch (CaException e) {
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot use the agentjail CA: " + e.getMessage(), e);
+        }
+    }
+
+    /** What the proxy looks for and injects: the policy's redaction rules, known values and credentials. */
+    static Inspection inspection(Policy policy, Map<String, String> hostEnv, SecureRandom random) {
+        Map<String, String> known = new LinkedHashMap<>();
+        for (KnownValue value : policy.redaction().knownValues()) {
+            switch (value.kind()) {
+                case ENV -> known.put(value.envName(), knownFromEnv(policy, hostEnv, value.envName()));
+                case FILE -> known.put(value.file().toString(), knownFromFile(policy, value.file()));
+            }
+        }
+        List<InjectedCredential> credentials = new ArrayList<>();
+        for (CredentialRule rule : policy.credentials()) {
+            String real = credentialValue(policy, hostEnv, rule);
+            credentials.add(new InjectedCredential(rule, newPlaceholder(random, real), real));
+        }
+        return new Inspection(policy.redaction(), known, credentials);
+    }
+
+    static String newPlaceholder(SecureRandom random, String real) {
+        while (true) {
+            byte[] bytes = new byte[PLACEHOLDER_RANDOM_BYTES];
+            random.nextBytes(bytes);
+            String placeholder = PLACEHOLDER_PREFIX + HexFormat.of().formatHex(bytes);
+            // Never true in practice; checked because the proxy refuses such a pair.
+            if (!placeholder.contains(real) && !real.contains(placeholder)) {
+                return placeholder;
+            }
+        }
+    }
+
+    private static String knownFromEnv(Policy policy, Map<String, String> hostEnv, String name) {
+        String value = hostEnv.get(name);
+        if (value == null || value.isEmpty()) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    policy.source() + ": redaction.known_values: env " + name
+                            + " is not set in agentjail's environment; set it, or remove the entry");
+        }
+        return checkLength(policy, "env " + name, value);
+    }
+
+    private static String knownFromFile(Policy policy, Path file) {
+        String value;
+        try {
+            value = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    policy.source() + ": redaction.known_values: cannot read file " + file + ": " + reason(e));
+        }
+        return checkLength(policy, "file " + file, value);
+    }
+
+    private static String checkLength(Policy policy, String what, String value) {
+        if (value.length() < MIN_KNOWN_VALUE_LENGTH) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    policy.source() + ": redaction.known_values: the value of " + what + " is shorter than "
+                            + MIN_KNOWN_VALUE_LENGTH + " characters; so short a value would be found in ordinary"
+                            + " traffic");
+        }
+        return value;
+    }
+
+    private static String credentialValue(Policy policy, Map<String, String> hostEnv, CredentialRule rule) {
+        String where = policy.source() + ": credentials: " + rule.env();
+        if (rule.file() != null) {
+            String value;
+            try {
+                value = Files.readString(rule.file(), StandardCharsets.UTF_8).strip();
+            } catch (IOException e) {
+                throw new CliException(
+                        ExitCodes.ENVIRONMENT,
+                        where + ": cannot read the credential file " + rule.file() + ": " + reason(e));
+            }
+            if (value.isEmpty()) {
+                throw new CliException(
+                        ExitCodes.ENVIRONMENT, where + ": the credential file " + rule.file() + " is empty");
+            }
+            return value;
+        }
+        String value = hostEnv.get(rule.env());
+        if (value == null || value.isEmpty()) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    where + " is not set in agentjail's environment; agentjail reads the real value there (or"
+                            + " from the rule's file:) and gives the jail a placeholder");
+        }
+        return value;
+    }
+
+    private static List<X509Certificate> systemRoots() {
+        String pem;
+        try {
+            pem = TrustBundle.systemRootsPem();
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot read the system's CA certificates: " + e.getMessage(), e);
+        }
+        try {
+            List<X509Certificate> roots = new ArrayList<>();
+            for (Certificate c : CertificateFactory.getInstance("X.509")
+                    .generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))) {
+                roots.add((X509Certificate) c);
+            }
+            return roots;
+        } catch (CertificateException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot parse the system's CA certificates: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<X509Certificate> upstreamCas(Policy policy) {
+        List<X509Certificate> cas = new ArrayList<>();
+        for (Path file : policy.tls().upstreamCa()) {
+            try {
+                cas.addAll(TrustBundle.readPem(file));
+            } catch (IOException e) {
+                String message = reason(e);
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        policy.source() + ": tls.upstream_ca: "
+                                + (message.contains(file.toString()) ? message : file + ": " + message),
+                        e);
+            }
+        }
+        return cas;
+    }
+
+    /** An I/O failure in words: the JDK's file exceptions carry only the path as their message. */
+    private static String reason(IOException e) {
+        String name = e.getClass().getSimpleName();
+        return switch (name) {
+            case "NoSuchFileException" -> "no such file";
+            case "AccessDeniedException" -> "permission denied";
+            case "IsDirectoryException" -> "is a directory";
+            default -> e.getMessage() == null ? name : e.getMessage();
+        };
+    }
+
+    /** A small pool that mints leaf certificates and builds TLS contexts off the proxy's event loops. */
+    private static ExecutorService certificateExecutor() {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                CERT_THREADS,
+                CERT_THREADS,
+                30,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(CERT_QUEUE),
+                Thread.ofPlatform().daemon().name("certs-", 0).factory());
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+}
