@@ -95,16 +95,17 @@ final class InspectionSetup implements AutoCloseable {
         Inspection inspection = inspection(policy, hostEnv, random);
         List<X509Certificate> roots = new ArrayList<>(systemRoots());
         roots.addAll(upstreamCas(policy));
-        UpstreamTls upstream;
-        try {
-            upstream = UpstreamTls.trusting(roots);
-        } catch (Exception e) {
-            throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + e.getMessage(), e);
-        }
         CertificateAuthority ca = authority(caDir, clock);
         ExecutorService executor = certificateExecutor();
         try {
+            UpstreamTls upstream;
+            try {
+                // Built in the background: loading the native TLS library should not delay the agent's start.
+                upstream = UpstreamTls.trustingInBackground(roots, executor);
+            } catch (Exception e) {
+                throw new CliException(
+                        ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + e.getMessage(), e);
+            }
             LeafCertificates leaves = new LeafCertificates(ca, clock, executor, LEAF_VALIDITY, MAX_HOSTS);
             Interception interception = new Interception(new ServerContexts(leaves, executor, MAX_HOSTS), upstream);
             return new InspectionSetup(ca, executor, interception, inspection);

@@ -8,7 +8,6 @@ import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -44,7 +43,7 @@ public final class ServerContexts {
     private static SslContext serverContext(LeafCertificate leaf) {
         try {
             return SslContextBuilder.forServer(leaf.key(), leaf.chain())
-                    .sslProvider(SslProvider.JDK)
+                    .sslProvider(TlsProviders.preferred())
                     .protocols("TLSv1.3", "TLSv1.2")
                     .applicationProtocolConfig(new ApplicationProtocolConfig(
                             ApplicationProtocolConfig.Protocol.ALPN,

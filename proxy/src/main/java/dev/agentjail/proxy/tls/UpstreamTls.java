@@ -8,11 +8,14 @@ import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslProvider;
 import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -22,14 +25,36 @@ import javax.net.ssl.TrustManagerFactory;
  * There is no way to turn verification off.
  */
 public final class UpstreamTls {
-    private final SslContext context;
+    private final CompletableFuture<SslContext> context;
 
-    private UpstreamTls(SslContext context) {
+    private UpstreamTls(CompletableFuture<SslContext> context) {
         this.context = context;
     }
 
     /** A client that trusts exactly {@code roots} (the system's roots and the policy's extra CAs). */
     public static UpstreamTls trusting(List<X509Certificate> roots) throws Exception {
+        return new UpstreamTls(CompletableFuture.completedFuture(build(trustManagers(roots))));
+    }
+
+    /**
+     * The same, with the TLS context built on {@code executor}: loading the native TLS library takes a
+     * good part of a second, which a session's start-up should not wait for. The first upstream
+     * connection waits for it if it is not ready yet.
+     */
+    public static UpstreamTls trustingInBackground(List<X509Certificate> roots, Executor executor) throws Exception {
+        TrustManagerFactory tmf = trustManagers(roots);
+        return new UpstreamTls(CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return build(tmf);
+                    } catch (SSLException e) {
+                        throw new CompletionException(e);
+                    }
+                },
+                executor));
+    }
+
+    private static TrustManagerFactory trustManagers(List<X509Certificate> roots) throws Exception {
         if (roots.isEmpty()) {
             throw new IllegalArgumentException("no trusted root certificates: upstream TLS could verify nothing");
         }
@@ -41,8 +66,12 @@ public final class UpstreamTls {
         }
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
         tmf.init(store);
-        SslContext context = SslContextBuilder.forClient()
-                .sslProvider(SslProvider.JDK)
+        return tmf;
+    }
+
+    private static SslContext build(TrustManagerFactory tmf) throws SSLException {
+        return SslContextBuilder.forClient()
+                .sslProvider(TlsProviders.preferred())
                 .trustManager(tmf)
                 .protocols("TLSv1.3", "TLSv1.2")
                 .endpointIdentificationAlgorithm("HTTPS")
@@ -52,12 +81,11 @@ public final class UpstreamTls {
                         ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
                         ApplicationProtocolNames.HTTP_1_1))
                 .build();
-        return new UpstreamTls(context);
     }
 
     /** A handler for one connection to {@code target}: SNI set (for names), the host name verified. */
     public SslHandler newHandler(ByteBufAllocator alloc, Target target) {
-        SslHandler handler = context.newHandler(alloc, target.host(), target.port());
+        SslHandler handler = context.join().newHandler(alloc, target.host(), target.port());
         SSLEngine engine = handler.engine();
         SSLParameters params = engine.getSSLParameters();
         // Belt and braces: the builder sets it, and a missing check would deliver requests to impostors.
