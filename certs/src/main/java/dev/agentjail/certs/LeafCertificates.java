@@ -65,19 +65,10 @@ public final class LeafCertificates {
     private final CertificateAuthority ca;
     private final Clock clock;
     private final Duration validity;
-    private final BouncyCastleProvider bc = new BouncyCastleProvider();
     private final SecureRandom random = new SecureRandom();
-    private final KeyPair leafKeys = CertificateAuthority.newKeyPair();
-    private final SubjectPublicKeyInfo leafPublicKey;
-    private final SubjectKeyIdentifier leafKeyId;
-    private final AuthorityKeyIdentifier authorityKeyId;
-    private final X500Name issuer;
     private final X509Certificate caCertificate;
-    /**
-     * The CA key as BouncyCastle's own key object, converted once: signing with the JDK's key object
-     * makes BouncyCastle rebuild the curve for every signature and lose its precomputed tables.
-     */
-    private final PrivateKey signingKey;
+    /** Built on the first minting (on the executor): a session that never intercepts never pays for it. */
+    private Signer signer;
 
     private final AsyncLoadingCache<String, LeafCertificate> cache;
     private final AtomicLong mintings = new AtomicLong();
@@ -99,23 +90,6 @@ public final class LeafCertificates {
         }
         this.validity = validity;
         this.caCertificate = ca.certificate();
-        this.issuer =
-                X500Name.getInstance(caCertificate.getSubjectX500Principal().getEncoded());
-        try {
-            this.signingKey = KeyFactory.getInstance("EC", bc)
-                    .generatePrivate(new PKCS8EncodedKeySpec(ca.privateKey().getEncoded()));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot convert the CA key: " + e.getMessage(), e);
-        }
-        this.leafPublicKey =
-                SubjectPublicKeyInfo.getInstance(leafKeys.getPublic().getEncoded());
-        try {
-            JcaX509ExtensionUtils utils = new JcaX509ExtensionUtils();
-            this.leafKeyId = utils.createSubjectKeyIdentifier(leafKeys.getPublic());
-            this.authorityKeyId = new AuthorityKeyIdentifier(caKeyId(caCertificate, utils));
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot compute key identifiers: " + e.getMessage(), e);
-        }
         this.cache = Caffeine.newBuilder()
                 .maximumSize(maxEntries)
                 .executor(executor)
@@ -183,29 +157,30 @@ public final class LeafCertificates {
         X500Name subject = new X500NameBuilder(BCStyle.INSTANCE)
                 .addRDN(BCStyle.CN, commonName(host))
                 .build();
+        Signer signer = signer();
         try {
             X509v3CertificateBuilder builder = new X509v3CertificateBuilder(
-                            issuer,
+                            signer.issuer,
                             CertificateAuthority.randomSerial(random),
                             Date.from(notBefore),
                             Date.from(notAfter),
                             subject,
-                            leafPublicKey)
+                            signer.leafPublicKey)
                     .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                     .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
                     .addExtension(
                             Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
                     .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(san))
-                    .addExtension(Extension.subjectKeyIdentifier, false, leafKeyId)
-                    .addExtension(Extension.authorityKeyIdentifier, false, authorityKeyId);
+                    .addExtension(Extension.subjectKeyIdentifier, false, signer.leafKeyId)
+                    .addExtension(Extension.authorityKeyIdentifier, false, signer.authorityKeyId);
             byte[] der = builder.build(new JcaContentSignerBuilder(CertificateAuthority.SIGNATURE)
-                            .setProvider(bc)
+                            .setProvider(signer.bc)
                             .setSecureRandom(random)
-                            .build(signingKey))
+                            .build(signer.signingKey))
                     .getEncoded();
             X509Certificate leaf = CertificateAuthority.parseCertificate(der);
             return new LeafCertificate(
-                    leafKeys.getPrivate(),
+                    signer.leafKeys.getPrivate(),
                     new X509Certificate[] {leaf, caCertificate},
                     leaf.getNotAfter().toInstant());
         } catch (IOException | OperatorCreationException | CertificateException e) {
@@ -261,6 +236,48 @@ public final class LeafCertificates {
         @Override
         public long expireAfterRead(String host, LeafCertificate leaf, long currentTime, long currentDuration) {
             return currentDuration;
+        }
+    }
+
+    private synchronized Signer signer() throws CaException {
+        if (signer == null) {
+            signer = new Signer(ca, caCertificate);
+        }
+        return signer;
+    }
+
+    /** The BouncyCastle side of minting: the provider, the leaves' shared key pair and the CA key, converted once. */
+    private static final class Signer {
+        final BouncyCastleProvider bc = new BouncyCastleProvider();
+        final KeyPair leafKeys = CertificateAuthority.newKeyPair();
+        final SubjectPublicKeyInfo leafPublicKey;
+        final SubjectKeyIdentifier leafKeyId;
+        final AuthorityKeyIdentifier authorityKeyId;
+        final X500Name issuer;
+        /**
+         * The CA key as BouncyCastle's own key object, converted once: signing with the JDK's key object
+         * makes BouncyCastle rebuild the curve for every signature and lose its precomputed tables.
+         */
+        final PrivateKey signingKey;
+
+        Signer(CertificateAuthority ca, X509Certificate caCertificate) throws CaException {
+            this.issuer =
+                    X500Name.getInstance(caCertificate.getSubjectX500Principal().getEncoded());
+            try {
+                this.signingKey = KeyFactory.getInstance("EC", bc)
+                        .generatePrivate(new PKCS8EncodedKeySpec(ca.privateKey().getEncoded()));
+            } catch (GeneralSecurityException e) {
+                throw new CaException("cannot convert the CA key: " + e.getMessage(), e);
+            }
+            this.leafPublicKey =
+                    SubjectPublicKeyInfo.getInstance(leafKeys.getPublic().getEncoded());
+            try {
+                JcaX509ExtensionUtils utils = new JcaX509ExtensionUtils();
+                this.leafKeyId = utils.createSubjectKeyIdentifier(leafKeys.getPublic());
+                this.authorityKeyId = new AuthorityKeyIdentifier(caKeyId(caCertificate, utils));
+            } catch (Exception e) {
+                throw new CaException("cannot compute key identifiers: " + e.getMessage(), e);
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.policy.CredentialRule;
 import dev.agentjail.policy.KnownValue;
 import dev.agentjail.policy.Policy;
+import dev.agentjail.proxy.audit.Sha256;
 import dev.agentjail.proxy.inspect.InjectedCredential;
 import dev.agentjail.proxy.inspect.Inspection;
 import dev.agentjail.proxy.tls.Interception;
@@ -71,13 +72,19 @@ final class InspectionSetup implements AutoCloseable {
     private static final int CERT_QUEUE = 4096;
 
     private final CertificateAuthority ca;
+    private final String systemRootsPem;
     private final ExecutorService executor;
     private final Interception interception;
     private final Inspection inspection;
 
     private InspectionSetup(
-            CertificateAuthority ca, ExecutorService executor, Interception interception, Inspection inspection) {
+            CertificateAuthority ca,
+            String systemRootsPem,
+            ExecutorService executor,
+            Interception interception,
+            Inspection inspection) {
         this.ca = ca;
+        this.systemRootsPem = systemRootsPem;
         this.executor = executor;
         this.interception = interception;
         this.inspection = inspection;
@@ -93,22 +100,29 @@ final class InspectionSetup implements AutoCloseable {
             Policy policy, Map<String, String> hostEnv, Path caDir, Clock clock, SecureRandom random) {
         // Secrets and files first: a mistake there should not leave a new CA behind, nor threads running.
         Inspection inspection = inspection(policy, hostEnv, random);
-        List<X509Certificate> roots = new ArrayList<>(systemRoots());
-        roots.addAll(upstreamCas(policy));
+        String rootsPem = systemRootsPem();
+        List<X509Certificate> extraCas = upstreamCas(policy);
         CertificateAuthority ca = authority(caDir, clock);
         ExecutorService executor = certificateExecutor();
         try {
             UpstreamTls upstream;
             try {
                 // Built in the background: loading the native TLS library should not delay the agent's start.
-                upstream = UpstreamTls.trustingInBackground(roots, executor);
+                // Parsing the system's ~150 roots is part of that: nothing at start-up needs them parsed.
+                upstream = UpstreamTls.trustingInBackground(
+                        () -> {
+                            List<X509Certificate> roots = new ArrayList<>(parseRoots(rootsPem));
+                            roots.addAll(extraCas);
+                            return roots;
+                        },
+                        executor);
             } catch (Exception e) {
                 throw new CliException(
                         ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + e.getMessage(), e);
             }
             LeafCertificates leaves = new LeafCertificates(ca, clock, executor, LEAF_VALIDITY, MAX_HOSTS);
             Interception interception = new Interception(new ServerContexts(leaves, executor, MAX_HOSTS), upstream);
-            return new InspectionSetup(ca, executor, interception, inspection);
+            return new InspectionSetup(ca, rootsPem, executor, interception, inspection);
         } catch (RuntimeException e) {
             executor.shutdownNow();
             throw e;
@@ -142,10 +156,29 @@ final class InspectionSetup implements AutoCloseable {
      * dir} (the private session directory), for the jail to trust the CA with no flags. Neither file holds a key.
      */
     TrustFiles writeTrustFiles(Path dir) throws IOException {
+        return writeTrustFiles(dir, null);
+    }
+
+    /**
+     * The same, reusing a trust store built for the same bundle by an earlier session from {@code cacheDir} (null:
+     * none): building one means parsing every root and two key derivations, a good part of a session's start-up.
+     */
+    TrustFiles writeTrustFiles(Path dir, Path cacheDir) throws IOException {
         Path pem = dir.resolve(CA_BUNDLE_FILE);
-        TrustBundle.write(pem, ca);
-        List<X509Certificate> certificates = TrustBundle.readPem(pem);
+        String bundle = systemRootsPem + ca.certificatePem();
+        Files.writeString(pem, bundle, StandardCharsets.US_ASCII);
+        Files.setPosixFilePermissions(pem, PosixFilePermissions.fromString("rw-r--r--"));
         Path store = dir.resolve(TRUST_STORE_FILE);
+        Path cached = cacheDir == null
+                ? null
+                : cacheDir.resolve("truststore-" + Sha256.hex(bundle).substring(0, 32) + ".p12");
+        if (cached != null && Files.isRegularFile(cached, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            Files.copy(cached, store, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(store, PosixFilePermissions.fromString("rw-r--r--"));
+            return new TrustFiles(
+                    pem.toAbsolutePath().normalize(), store.toAbsolutePath().normalize());
+        }
+        List<X509Certificate> certificates = TrustBundle.readPem(pem);
         try {
             KeyStore keyStore = KeyStore.getInstance(TrustFiles.TRUST_STORE_TYPE);
             keyStore.load(null, null);
@@ -159,6 +192,16 @@ final class InspectionSetup implements AutoCloseable {
             }
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot write the trust store " + store + ": " + e.getMessage(), e);
+        }
+        if (cached != null) {
+            try {
+                Files.createDirectories(cached.getParent());
+                Path temp = Files.createTempFile(cached.getParent(), "truststore", ".tmp");
+                Files.copy(store, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.move(temp, cached, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                // Only a cache: the next session builds its own.
+            }
         }
         return new TrustFiles(
                 pem.toAbsolutePath().normalize(), store.toAbsolutePath().normalize());
@@ -267,14 +310,16 @@ final class InspectionSetup implements AutoCloseable {
         return value;
     }
 
-    private static List<X509Certificate> systemRoots() {
-        String pem;
+    private static String systemRootsPem() {
         try {
-            pem = TrustBundle.systemRootsPem();
+            return TrustBundle.systemRootsPem();
         } catch (IOException e) {
             throw new CliException(
                     ExitCodes.ENVIRONMENT, "cannot read the system's CA certificates: " + e.getMessage(), e);
         }
+    }
+
+    private static List<X509Certificate> parseRoots(String pem) {
         try {
             List<X509Certificate> roots = new ArrayList<>();
             for (Certificate c : CertificateFactory.getInstance("X.509")

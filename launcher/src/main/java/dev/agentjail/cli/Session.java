@@ -145,7 +145,7 @@ final class Session {
                             .toList(),
                     MASK_MAX_DEPTH,
                     MASK_MAX_ENTRIES);
-            TrustFiles trust = inspection.writeTrustFiles(sessionDir);
+            TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             Map<String, String> env =
                     JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders());
             JailSpec spec = new JailSpec(

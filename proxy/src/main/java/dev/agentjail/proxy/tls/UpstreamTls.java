@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -41,13 +42,12 @@ public final class UpstreamTls {
      * good part of a second, which a session's start-up should not wait for. The first upstream
      * connection waits for it if it is not ready yet.
      */
-    public static UpstreamTls trustingInBackground(List<X509Certificate> roots, Executor executor) throws Exception {
-        TrustManagerFactory tmf = trustManagers(roots);
+    public static UpstreamTls trustingInBackground(Supplier<List<X509Certificate>> roots, Executor executor) {
         return new UpstreamTls(CompletableFuture.supplyAsync(
                 () -> {
                     try {
-                        return build(tmf);
-                    } catch (SSLException e) {
+                        return build(trustManagers(roots.get()));
+                    } catch (Exception e) {
                         throw new CompletionException(e);
                     }
                 },
