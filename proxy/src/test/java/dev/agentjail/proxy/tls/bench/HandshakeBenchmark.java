@@ -99,7 +99,8 @@ public class HandshakeBenchmark {
                 return true;
             }
         }
-        throw new IllegalStateException("handshake did not finish");
+        throw new IllegalStateException(
+                "handshake did not finish: client " + c.getHandshakeStatus() + ", server " + s.getHandshakeStatus());
     }
 
     /** Lets one engine read what its peer sent and write what it has to send. */
@@ -110,11 +111,19 @@ public class HandshakeBenchmark {
             app.clear();
             SSLEngineResult r = e.unwrap(in, app);
             runTasks(e);
-            if (r.getStatus() != SSLEngineResult.Status.OK || r.bytesConsumed() == 0) {
+            if (r.getStatus() != SSLEngineResult.Status.OK || (r.bytesConsumed() == 0 && r.bytesProduced() == 0)) {
                 break;
             }
         }
         in.compact();
+        // Some engines finish a flight only when asked to read again with nothing new to read.
+        if (e.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_UNWRAP && in.position() == 0) {
+            app.clear();
+            in.flip();
+            e.unwrap(in, app);
+            runTasks(e);
+            in.compact();
+        }
         while (e.getHandshakeStatus() == SSLEngineResult.HandshakeStatus.NEED_WRAP) {
             e.wrap(empty, out);
             runTasks(e);
