@@ -45,6 +45,8 @@ final class InterceptSwitch {
         Target target = ex.target;
         UpstreamConnection spare = UpstreamConnection.spare(upstream, target, runtime, interception.upstream());
         InterceptedTunnel tunnel = new InterceptedTunnel(ex, runtime, clientAddress);
+        TunnelSwitch.forBulk(client);
+        TunnelSwitch.forBulk(upstream);
 
         ChannelPipeline cp = client.pipeline();
         cp.remove(ProxyServer.TIMEOUTS);

@@ -61,12 +61,8 @@ final class TunnelSwitch {
         Tunnel tunnel = new Tunnel(ex, runtime, clientAddress);
         long idle = runtime.timeouts().tunnelIdle().toMillis();
 
-        // A tunnel moves bulk bytes: bigger reads and a deeper write buffer mean fewer syscalls and fewer
-        // read-interest toggles per megabyte.
-        for (Channel ch : new Channel[] {client, upstream}) {
-            ch.config().setWriteBufferWaterMark(TUNNEL_WATER_MARK);
-            ch.config().setRecvByteBufAllocator(new AdaptiveRecvByteBufAllocator(4096, 65536, TUNNEL_MAX_READ));
-        }
+        forBulk(client);
+        forBulk(upstream);
         ChannelPipeline up = upstream.pipeline();
         up.addLast(TunnelRelay.NAME, new TunnelRelay(client, tunnel, false));
         if (http != null) {
@@ -92,6 +88,15 @@ final class TunnelSwitch {
         cp.remove(ExchangeHandler.NAME);
         upstream.config().setAutoRead(true);
         client.config().setAutoRead(true);
+    }
+
+    /**
+     * A tunnel moves bulk bytes: bigger reads and a deeper write buffer mean fewer syscalls and fewer
+     * read-interest toggles per megabyte. Intercepted tunnels get the same.
+     */
+    static void forBulk(Channel ch) {
+        ch.config().setWriteBufferWaterMark(TUNNEL_WATER_MARK);
+        ch.config().setRecvByteBufAllocator(new AdaptiveRecvByteBufAllocator(4096, 65536, TUNNEL_MAX_READ));
     }
 
     /** The shared state of one tunnel: its byte counts and whether its record was written. */

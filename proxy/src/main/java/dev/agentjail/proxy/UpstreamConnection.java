@@ -88,6 +88,7 @@ final class UpstreamConnection {
                 .setUseRfc9112TransferEncoding(true);
         long idle = runtime.timeouts().upstreamIdle().toMillis();
         if (tls != null) {
+            TunnelSwitch.forBulk(ch);
             ch.pipeline().addLast(TLS, tls.newHandler(ch.alloc(), target));
         }
         ch.pipeline()
