@@ -38,6 +38,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.Date;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -394,6 +395,18 @@ public final class CertificateAuthority {
 
     private static PrivateKey readKey(Path keyFile) throws CaException {
         String text = readText(keyFile);
+        List<byte[]> pkcs8 = Pem.decodeAll(text, PRIVATE_KEY_PEM);
+        if (pkcs8.size() == 1) {
+            // The form this class writes: the JDK reads it without loading BouncyCastle (a good part of start-up).
+            try {
+                return KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(pkcs8.get(0)));
+            } catch (GeneralSecurityException | RuntimeException e) {
+                throw new CaException(
+                        "corrupt CA key " + keyFile + ": " + e.getMessage()
+                                + " (replace the CA with: agentjail ca rotate)",
+                        e);
+            }
+        }
         try (PEMParser parser = new PEMParser(new StringReader(text))) {
             Object object = parser.readObject();
             PrivateKeyInfo info;

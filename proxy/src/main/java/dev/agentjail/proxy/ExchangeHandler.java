@@ -1,15 +1,12 @@
 package dev.agentjail.proxy;
 
-import dev.agentjail.policy.Decision;
 import dev.agentjail.policy.Reasons;
-import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
 import dev.agentjail.proxy.route.Router;
-import dev.agentjail.proxy.route.Routing;
 import dev.agentjail.proxy.tls.UpstreamTls;
 import dev.agentjail.proxy.upstream.DialOutcome;
 import dev.agentjail.proxy.upstream.Dialer;
@@ -26,7 +23,6 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
@@ -46,7 +42,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyRuntime runtime;
     private final ProxyResponseEncoder encoder;
-    private final Router router;
+    private final RequestIntake intake;
     private final Dialer dialer;
     private final UpstreamTls upstreamTls;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
@@ -75,7 +71,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             UpstreamConnection spare) {
         this.runtime = runtime;
         this.encoder = encoder;
-        this.router = router;
+        this.intake = new RequestIntake(runtime, router);
         this.dialer = runtime.dialer();
         this.upstreamTls = upstreamTls;
         this.upstream = spare;
@@ -148,76 +144,13 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(HttpRequest request) {
-        long startNanos = System.nanoTime();
-        var started = runtime.clock().instant();
-        if (!runtime.audit().healthy()) {
-            refuseUnrecorded(request, started, startNanos);
+        RequestIntake.Outcome outcome = intake.admit(request);
+        Exchange ex = outcome.exchange();
+        current = ex;
+        if (outcome instanceof RequestIntake.Refused r) {
+            refuse(ex, r.decision(), r.status(), r.reason(), r.detail(), r.close());
             return;
         }
-        Routing routing = router.route(request);
-        if (routing instanceof Routing.Rejected r) {
-            Exchange ex =
-                    newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD);
-            refuse(ex, AuditRecord.ERROR, r.status(), r.reason(), r.detail(), true);
-            return;
-        }
-        Routing.Routed routed = (Routing.Routed) routing;
-        Decision decision = routed.decision();
-        OutboundRequest outbound = null;
-        String path = null;
-        if (routed.originForm() != null) {
-            if (decision.allowed()) {
-                outbound = runtime.inspector()
-                        .inspect(request, routed.target(), routed.originForm(), "https".equals(routed.scheme()));
-                path = outbound.recordPath();
-            } else {
-                // Even a refused request's path goes into the log: never with a secret in it.
-                path = stripQuery(runtime.inspector().redactedTarget(routed.originForm()));
-            }
-        }
-        Exchange ex = newExchange(
-                request,
-                started,
-                startNanos,
-                routed.target(),
-                routed.scheme(),
-                path,
-                routed.connect(),
-                decision.rule(),
-                Exchange.Phase.DISCARD);
-        ex.outbound = outbound;
-        if (!decision.allowed()) {
-            refuse(
-                    ex,
-                    AuditRecord.DENY,
-                    HttpResponseStatus.FORBIDDEN,
-                    decision.reason(),
-                    routed.detail() != null ? routed.detail() : describe(ex) + " denied by policy",
-                    routed.connect() || hasBody(request) || router.closeOnDeny());
-            return;
-        }
-        if (outbound != null && outbound.refused()) {
-            refuse(
-                    ex,
-                    AuditRecord.DENY,
-                    outbound.refusalStatus(),
-                    outbound.refusalReason(),
-                    outbound.refusalDetail(),
-                    true);
-            return;
-        }
-        String expect = request.headers().get(HttpHeaderNames.EXPECT);
-        if (expect != null && !expect.equalsIgnoreCase("100-continue")) {
-            refuse(
-                    ex,
-                    AuditRecord.ERROR,
-                    HttpResponseStatus.EXPECTATION_FAILED,
-                    ProxyReasons.EXPECTATION_FAILED,
-                    "unsupported Expect value",
-                    true);
-            return;
-        }
-        ex.websocket = WebSockets.isUpgradeRequest(request);
         ex.phase = Exchange.Phase.DIALING;
         current = ex;
         if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
@@ -262,7 +195,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         AuditRecord.DENY,
                         HttpResponseStatus.FORBIDDEN,
                         r.reason(),
-                        describe(ex) + " refused: " + ex.target.host() + " resolves to a non-public address",
+                        RequestIntake.describe(ex) + " refused: " + ex.target.host()
+                                + " resolves to a non-public address",
                         true);
             }
             case DialOutcome.Failed fail -> {
@@ -626,11 +560,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         closeNow();
     }
 
-    private void refuseUnrecorded(HttpRequest request, java.time.Instant started, long startNanos) {
-        refuseAuditUnavailable(
-                newExchange(request, started, startNanos, null, null, null, false, "-", Exchange.Phase.DISCARD));
-    }
-
     /** Fail closed: while the audit log cannot be written, nothing is served. */
     private void refuseAuditUnavailable(Exchange ex) {
         refuse(
@@ -638,7 +567,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 AuditRecord.ERROR,
                 HttpResponseStatus.SERVICE_UNAVAILABLE,
                 ProxyReasons.AUDIT_UNAVAILABLE,
-                "the audit log cannot be written; no request is served until it can",
+                RequestIntake.AUDIT_UNAVAILABLE_DETAIL,
                 true);
     }
 
@@ -707,24 +636,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private Exchange newExchange(
-            HttpRequest request,
-            java.time.Instant started,
-            long startNanos,
-            Target target,
-            String scheme,
-            String path,
-            boolean connect,
-            String rule,
-            Exchange.Phase phase) {
-        boolean keepAlive = HttpUtil.isKeepAlive(request) && !connect;
-        boolean expectContinue = HttpUtil.is100ContinueExpected(request);
-        Exchange ex = new Exchange(
-                request, started, startNanos, target, scheme, path, connect, keepAlive, expectContinue, rule, phase);
-        current = ex;
-        return ex;
-    }
-
     /** The peer's address as ip:port, computed once per connection (it is on every record). */
     String clientAddress() {
         if (!clientAddressKnown) {
@@ -738,19 +649,5 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     /** The exchange's record so far; the caller adds the decision and outcome. */
     private AuditRecord.Builder recordOf(Exchange ex) {
         return ex.record(runtime.session(), clientAddress(), System.nanoTime());
-    }
-
-    private static String describe(Exchange ex) {
-        return (ex.connect ? "CONNECT " : ex.request.method().name() + " " + ex.scheme + "://") + ex.target.authority();
-    }
-
-    private static boolean hasBody(HttpRequest request) {
-        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
-                || HttpUtil.getContentLength(request, 0L) > 0;
-    }
-
-    private static String stripQuery(String originForm) {
-        int q = originForm.indexOf('?');
-        return q < 0 ? originForm : originForm.substring(0, q);
     }
 }

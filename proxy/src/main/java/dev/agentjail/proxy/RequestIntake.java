@@ -1,0 +1,163 @@
+package dev.agentjail.proxy;
+
+import dev.agentjail.policy.Decision;
+import dev.agentjail.policy.Target;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.route.Router;
+import dev.agentjail.proxy.route.Routing;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import java.time.Instant;
+
+/**
+ * Turns a request head into an {@link Exchange} and the verdict on it: the audit log must be writable,
+ * the target must route, the policy must allow it, its inspection must not refuse it, and its Expect
+ * must be one the proxy handles. Everything that decides before a byte goes anywhere is here; the
+ * exchange handler acts on the outcome.
+ */
+final class RequestIntake {
+    /** What to do with a new request. */
+    sealed interface Outcome {
+        Exchange exchange();
+    }
+
+    /** Go ahead: dial (or reuse) the upstream and forward. */
+    record Admitted(Exchange exchange) implements Outcome {}
+
+    /** Answer with {@code status} and a record of {@code decision}, {@code reason} and {@code detail}. */
+    record Refused(
+            Exchange exchange, String decision, HttpResponseStatus status, String reason, String detail, boolean close)
+            implements Outcome {}
+
+    static final String AUDIT_UNAVAILABLE_DETAIL = "the audit log cannot be written; no request is served until it can";
+
+    private final ProxyRuntime runtime;
+    private final Router router;
+
+    RequestIntake(ProxyRuntime runtime, Router router) {
+        this.runtime = runtime;
+        this.router = router;
+    }
+
+    Outcome admit(HttpRequest request) {
+        long startNanos = System.nanoTime();
+        Instant started = runtime.clock().instant();
+        if (!runtime.audit().healthy()) {
+            // Fail closed: while the audit log cannot be written, nothing is served.
+            return new Refused(
+                    exchange(request, started, startNanos, null, null, null, false, "-"),
+                    AuditRecord.ERROR,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    ProxyReasons.AUDIT_UNAVAILABLE,
+                    AUDIT_UNAVAILABLE_DETAIL,
+                    true);
+        }
+        Routing routing = router.route(request);
+        if (routing instanceof Routing.Rejected r) {
+            return new Refused(
+                    exchange(request, started, startNanos, null, null, null, false, "-"),
+                    AuditRecord.ERROR,
+                    r.status(),
+                    r.reason(),
+                    r.detail(),
+                    true);
+        }
+        Routing.Routed routed = (Routing.Routed) routing;
+        Decision decision = routed.decision();
+        OutboundRequest outbound = null;
+        String path = null;
+        if (routed.originForm() != null) {
+            if (decision.allowed()) {
+                outbound = runtime.inspector()
+                        .inspect(request, routed.target(), routed.originForm(), "https".equals(routed.scheme()));
+                path = outbound.recordPath();
+            } else {
+                // Even a refused request's path goes into the log: never with a secret in it.
+                path = stripQuery(runtime.inspector().redactedTarget(routed.originForm()));
+            }
+        }
+        Exchange ex = exchange(
+                request,
+                started,
+                startNanos,
+                routed.target(),
+                routed.scheme(),
+                path,
+                routed.connect(),
+                decision.rule());
+        ex.outbound = outbound;
+        if (!decision.allowed()) {
+            return new Refused(
+                    ex,
+                    AuditRecord.DENY,
+                    HttpResponseStatus.FORBIDDEN,
+                    decision.reason(),
+                    routed.detail() != null ? routed.detail() : describe(ex) + " denied by policy",
+                    routed.connect() || hasBody(request) || router.closeOnDeny());
+        }
+        if (outbound != null && outbound.refused()) {
+            return new Refused(
+                    ex,
+                    AuditRecord.DENY,
+                    outbound.refusalStatus(),
+                    outbound.refusalReason(),
+                    outbound.refusalDetail(),
+                    true);
+        }
+        String expect = request.headers().get(HttpHeaderNames.EXPECT);
+        if (expect != null && !expect.equalsIgnoreCase("100-continue")) {
+            return new Refused(
+                    ex,
+                    AuditRecord.ERROR,
+                    HttpResponseStatus.EXPECTATION_FAILED,
+                    ProxyReasons.EXPECTATION_FAILED,
+                    "unsupported Expect value",
+                    true);
+        }
+        ex.websocket = WebSockets.isUpgradeRequest(request);
+        return new Admitted(ex);
+    }
+
+    /** How a refusal names the request to the agent: {@code CONNECT host:port} or {@code GET https://host}. */
+    static String describe(Exchange ex) {
+        return (ex.connect ? "CONNECT " : ex.request.method().name() + " " + ex.scheme + "://") + ex.target.authority();
+    }
+
+    private static Exchange exchange(
+            HttpRequest request,
+            Instant started,
+            long startNanos,
+            Target target,
+            String scheme,
+            String path,
+            boolean connect,
+            String rule) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request) && !connect;
+        boolean expectContinue = HttpUtil.is100ContinueExpected(request);
+        return new Exchange(
+                request,
+                started,
+                startNanos,
+                target,
+                scheme,
+                path,
+                connect,
+                keepAlive,
+                expectContinue,
+                rule,
+                Exchange.Phase.DISCARD);
+    }
+
+    private static boolean hasBody(HttpRequest request) {
+        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
+                || HttpUtil.getContentLength(request, 0L) > 0;
+    }
+
+    private static String stripQuery(String originForm) {
+        int q = originForm.indexOf('?');
+        return q < 0 ? originForm : originForm.substring(0, q);
+    }
+}
