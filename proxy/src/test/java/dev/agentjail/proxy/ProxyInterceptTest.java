@@ -434,4 +434,69 @@ class ProxyInterceptTest {
             // the client side's assertions report the failure
         }
     }
+
+    @Test
+    void caseOneFourteenAnOversizedClientHelloIsCutOffNotBuffered() throws Exception {
+        start();
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        try (var s = c.socket()) {
+            OutputStream out = s.getOutputStream();
+            // A handshake record whose ClientHello claims 16 MB: far past the 16 KiB the proxy will buffer.
+            out.write(new byte[] {0x16, 0x03, 0x01, 0x40, 0x00, 0x01, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+            byte[] filler = new byte[4096];
+            try {
+                for (int i = 0; i < 16; i++) {
+                    out.write(filler);
+                }
+                out.flush();
+            } catch (java.io.IOException closedWhileWriting) {
+                // The proxy may already have closed the connection: that is the point.
+            }
+            assertEquals(-1, readUntilClosed(s.getInputStream()), "the proxy closes the connection");
+        }
+        assertTrue(upstream.requests().isEmpty());
+        AuditRecord close = awaitRecords(2).get(1);
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, close.kind());
+        assertEquals(ProxyReasons.CLIENT_TLS_FAILED, close.reason());
+    }
+
+    @Test
+    void caseFiftyOneATlsAlertIsNotAClientHelloAndClosesTheTunnel() throws Exception {
+        start();
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        try (var s = c.socket()) {
+            s.getOutputStream().write(new byte[] {0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28});
+            s.getOutputStream().flush();
+            assertEquals(-1, readUntilClosed(s.getInputStream()));
+        }
+        assertTrue(upstream.requests().isEmpty());
+        assertEquals(ProxyReasons.CLIENT_TLS_FAILED, awaitRecords(2).get(1).reason());
+    }
+
+    /** Reads and drops whatever comes (a TLS alert, say) until the peer closes; returns the final read. */
+    private static int readUntilClosed(InputStream in) throws Exception {
+        int b;
+        try {
+            while ((b = in.read()) >= 0) {
+                // drain
+            }
+        } catch (java.net.SocketException reset) {
+            return -1;
+        }
+        return b;
+    }
+
+    @Test
+    void caseFiftyNineAClientThatPinsItsOwnCaFailsClosedAndIsRecorded() throws Exception {
+        start();
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        // This client trusts only the upstream's CA, as a pinning client would: our certificate is refused.
+        SSLContext pinned = TestTls.clientTrusting(tls.upstreamCa().certificate());
+        assertThrows(SSLException.class, () -> TestTls.handshake(c.socket(), pinned, HOST, HOST));
+        c.socket().close();
+        assertTrue(upstream.requests().isEmpty(), "no fallback to an uninspected tunnel");
+        AuditRecord close = awaitRecords(2).get(1);
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, close.kind());
+        assertEquals(ProxyReasons.CLIENT_TLS_FAILED, close.reason());
+    }
 }
