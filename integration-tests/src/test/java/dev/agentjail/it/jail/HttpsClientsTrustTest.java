@@ -135,6 +135,26 @@ class HttpsClientsTrustTest {
     }
 
     /**
+     * Node's own {@code fetch}, as agents written for Node call it: no proxy code, no CA option. It finds the
+     * proxy through {@code NODE_USE_ENV_PROXY=1} and {@code HTTPS_PROXY}, and trusts the CA through {@code
+     * NODE_EXTRA_CA_CERTS}, both set by the jail (needs Node >= 24.5: see {@link Prerequisites#MODERN_NODE}).
+     */
+    @Test
+    void nodeFetchTrustsTheCaWithNoFlags() throws Exception {
+        AgentjailRun.requireBwrap();
+        Prerequisites.require(Prerequisites.MODERN_NODE);
+        AgentjailRun run = AgentjailRun.in(dir).policy(upstream.policy(""));
+        Files.writeString(run.project().resolve("fetch.mjs"), """
+                const r = await fetch(process.argv[2]);
+                console.log('fetch=' + (await r.text()) + ' ' + r.status);
+                """);
+        AgentjailRun.Outcome o =
+                run.run(Prerequisites.MODERN_NODE.toString(), "fetch.mjs", upstream.origin() + "/fetch");
+        assertEquals("hello over intercepted TLS 200", o.probe("fetch"), o::describe);
+        assertArrivedIntercepted(o, "/fetch");
+    }
+
+    /**
      * The JDK's HttpClient with the default proxy selector (which reads the {@code https.proxyHost} the jail's {@code
      * JAVA_TOOL_OPTIONS} sets) and the default trust store (which the same options point at the jail's PKCS#12 store).
      * Run as a single source file by the JDK running these tests, which the jail sees under /usr.

@@ -13,6 +13,11 @@ import java.nio.file.Path;
 public final class Prerequisites {
     public static final Path CURL = Path.of("/usr/bin/curl");
     public static final Path NODE = Path.of("/usr/bin/node");
+    /**
+     * A Node.js new enough (>= 24.5) for {@code fetch} to follow {@code NODE_USE_ENV_PROXY}; the distribution's
+     * Node 20 ignores proxy variables for fetch. {@code .ci/run} installs it here, under /usr so the jail sees it.
+     */
+    public static final Path MODERN_NODE = Path.of("/usr/local/lib/agentjail-ci/node/bin/node");
 
     private Prerequisites() {}
 
