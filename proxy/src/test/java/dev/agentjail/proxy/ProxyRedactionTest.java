@@ -73,11 +73,15 @@ class ProxyRedactionTest {
     }
 
     private void start(String redaction) throws Exception {
+        start(redaction, new Target(HOST, HostKind.DNS, upstream.port()));
+    }
+
+    /** Starts the proxy with the test credential injected for {@code credentialHost} only. */
+    private void start(String redaction, Target credentialHost) throws Exception {
         String policy = "version: 1\nnetwork:\n  allow: [\"" + authority + "\"]\n  resolve: {" + HOST + ": 127.0.0.1}\n"
                 + redaction;
-        Target target = new Target(HOST, HostKind.DNS, upstream.port());
         InjectedCredential credential = new InjectedCredential(
-                new CredentialRule("UPSTREAM_KEY", null, List.of(target), "x-api-key"), PLACEHOLDER, REAL_KEY);
+                new CredentialRule("UPSTREAM_KEY", null, List.of(credentialHost), "x-api-key"), PLACEHOLDER, REAL_KEY);
         proxy = ProxyFixture.start(
                 policy,
                 new MemoryAuditSink(),
@@ -290,6 +294,22 @@ class ProxyRedactionTest {
                 record.redactions()
                         .contains(new RedactionCount("credential-placeholder:UPSTREAM_KEY", "header:x-other", 1)),
                 record.toString());
+    }
+
+    @Test
+    void theCredentialIsNeverInjectedIntoRequestsToAnotherHost() throws Exception {
+        start("", new Target("api.credential-host.test", HostKind.DNS, 443));
+        byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+
+        String response = post("/v1", "application/json", body, "x-api-key: " + PLACEHOLDER + "\r\n", body.length);
+
+        assertTrue(response.startsWith("HTTP/1.1 200"), response);
+        RecordingUpstream.RecordedRequest got = onlyRequest();
+        assertFalse(got.head().contains(REAL_KEY), "the real value went to a host it is not for");
+        assertFalse(got.head().contains(PLACEHOLDER), "the placeholder went out unredacted");
+        assertTrue(requestRecord()
+                .redactions()
+                .contains(new RedactionCount("credential-placeholder:UPSTREAM_KEY", "header:x-api-key", 1)));
     }
 
     private static byte[] gzip(byte[] data) throws Exception {
