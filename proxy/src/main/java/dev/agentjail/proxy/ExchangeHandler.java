@@ -321,20 +321,26 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
      */
     private void abortForSecret(Exchange ex) {
         OutboundRequest out = ex.outbound;
+        endInFlight(ex, AuditRecord.DENY, out.refusalStatus(), out.refusalReason(), out.refusalDetail());
+    }
+
+    /**
+     * Ends the exchange in flight on a failure: before its response started, the client gets {@code status} and
+     * the exchange its record; after, the record says what went wrong and the connection closes, since a
+     * half-sent response cannot be finished.
+     */
+    private void endInFlight(Exchange ex, String decision, HttpResponseStatus status, String reason, String detail) {
         if (upstream != null) {
             upstream.close();
             upstream = null;
         }
         if (!ex.responseStarted) {
             ex.phase = Exchange.Phase.DISCARD;
-            refuse(ex, AuditRecord.DENY, out.refusalStatus(), out.refusalReason(), out.refusalDetail(), true);
+            refuse(ex, decision, status, reason, detail, true);
             return;
         }
-        recordQuietly(recordOf(ex)
-                .decision(AuditRecord.DENY)
-                .reason(out.refusalReason())
-                .error(out.refusalDetail())
-                .build());
+        recordQuietly(
+                recordOf(ex).decision(decision).reason(reason).error(detail).build());
         current = null;
         closeNow();
     }
@@ -411,20 +417,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     void onUpstreamFailure(HttpResponseStatus status, String reason, String detail) {
         Exchange ex = current;
         upstream = null;
-        if (ex == null) {
-            return;
-        }
-        if (!ex.responseStarted) {
-            ex.phase = Exchange.Phase.DISCARD;
-            refuse(ex, AuditRecord.ERROR, status, reason, detail, true);
-        } else {
-            recordQuietly(recordOf(ex)
-                    .decision(AuditRecord.ERROR)
-                    .reason(reason)
-                    .error(detail)
-                    .build());
-            current = null;
-            closeNow();
+        if (ex != null) {
+            endInFlight(ex, AuditRecord.ERROR, status, reason, detail);
         }
     }
 
@@ -542,22 +536,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!ex.responseStarted) {
-            if (upstream != null) {
-                upstream.close();
-                upstream = null;
-            }
-            ex.phase = Exchange.Phase.DISCARD;
             ex.error = m.detail();
-            refuse(ex, AuditRecord.ERROR, m.status(), m.reason(), m.detail(), true);
-            return;
         }
-        recordQuietly(recordOf(ex)
-                .decision(AuditRecord.ERROR)
-                .reason(m.reason())
-                .error(m.detail())
-                .build());
-        current = null;
-        closeNow();
+        endInFlight(ex, AuditRecord.ERROR, m.status(), m.reason(), m.detail());
     }
 
     /** Fail closed: while the audit log cannot be written, nothing is served. */

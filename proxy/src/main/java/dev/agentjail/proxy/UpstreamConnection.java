@@ -190,22 +190,6 @@ final class UpstreamConnection {
         }
     }
 
-    /** The request-target in origin-form: path and query of an absolute-form URI, "/" when empty. */
-    static String originForm(String absolute) {
-        int schemeEnd = absolute.indexOf("://");
-        int from = schemeEnd < 0 ? 0 : schemeEnd + 3;
-        for (int i = from; i < absolute.length(); i++) {
-            char c = absolute.charAt(i);
-            if (c == '/') {
-                return absolute.substring(i);
-            }
-            if (c == '?') {
-                return "/" + absolute.substring(i);
-            }
-        }
-        return "/";
-    }
-
     /** Relays the upstream's response objects to the owning client connection. */
     private final class Relay extends ChannelInboundHandlerAdapter {
         @Override

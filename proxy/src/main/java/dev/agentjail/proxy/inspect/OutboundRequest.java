@@ -4,6 +4,7 @@ import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.ProxyReasons;
 import dev.agentjail.proxy.redact.BodyKind;
 import dev.agentjail.proxy.redact.BodyRedactor;
+import dev.agentjail.proxy.redact.ByteSink;
 import dev.agentjail.proxy.redact.ContentCodingException;
 import dev.agentjail.proxy.redact.ContentCodings;
 import dev.agentjail.proxy.redact.Findings;
@@ -203,20 +204,17 @@ public final class OutboundRequest {
     }
 
     private void feed(ByteBuf data, ByteBuf out) {
-        int n = data.readableBytes();
-        if (n == 0) {
+        if (!data.isReadable()) {
             return;
         }
+        ByteSink sink = (b, off, len) -> out.writeBytes(b, off, len);
         if (data.hasArray()) {
-            streaming.feed(
-                    data.array(),
-                    data.arrayOffset() + data.readerIndex(),
-                    n,
-                    (b, off, len) -> out.writeBytes(b, off, len));
-        } else {
-            byte[] copy = new byte[n];
-            data.getBytes(data.readerIndex(), copy);
-            streaming.feed(copy, 0, n, (b, off, len) -> out.writeBytes(b, off, len));
+            streaming.feed(data.array(), data.arrayOffset() + data.readerIndex(), data.readableBytes(), sink);
+            return;
+        }
+        // Direct buffers (what the socket and TLS hand over) are read through views: no copy per chunk.
+        for (java.nio.ByteBuffer view : data.nioBuffers()) {
+            streaming.feed(view, sink);
         }
     }
 
