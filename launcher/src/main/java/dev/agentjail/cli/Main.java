@@ -9,7 +9,15 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Runs AI coding agents in a jail whose only route out is an inspecting egress proxy.",
-        subcommands = {RunCommand.class, ProxyCommand.class, CaCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            RunCommand.class,
+            ProxyCommand.class,
+            PolicyCommand.class,
+            CaCommand.class,
+            LogCommand.class,
+            ReportCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
