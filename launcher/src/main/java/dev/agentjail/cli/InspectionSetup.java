@@ -231,10 +231,22 @@ final class InspectionSetup implements AutoCloseable {
         }
         List<InjectedCredential> credentials = new ArrayList<>();
         for (CredentialRule rule : policy.credentials()) {
+            if (rule.optional() && !available(hostEnv, rule)) {
+                continue;
+            }
             String real = credentialValue(policy, hostEnv, rule);
             credentials.add(new InjectedCredential(rule, newPlaceholder(random, real), real));
         }
         return new Inspection(policy.redaction(), known, credentials);
+    }
+
+    /** Whether an optional rule's value is there to read; a rule that is not gets skipped, not refused. */
+    private static boolean available(Map<String, String> hostEnv, CredentialRule rule) {
+        if (rule.file() != null) {
+            return Files.isRegularFile(rule.file());
+        }
+        String value = hostEnv.get(rule.env());
+        return value != null && !value.isEmpty();
     }
 
     static String newPlaceholder(SecureRandom random, String real) {

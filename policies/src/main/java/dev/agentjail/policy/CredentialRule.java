@@ -15,8 +15,10 @@ import java.util.Set;
  * file} (trimmed; an absolute path) when given, else from the host's variable {@code env}.
  *
  * <p>{@code file} is null when the value comes from the environment. {@code header} is lower case.
+ * An {@code optional} rule whose value is not available on the host is skipped: the jail then gets
+ * neither the variable nor a placeholder (agent presets use this for API keys a user may not have).
  */
-public record CredentialRule(String env, Path file, List<Target> hosts, String header) {
+public record CredentialRule(String env, Path file, List<Target> hosts, String header, boolean optional) {
     /** Port of a credential host written without one: credentials only travel over TLS. */
     public static final int DEFAULT_PORT = 443;
 
@@ -56,6 +58,11 @@ public record CredentialRule(String env, Path file, List<Target> hosts, String h
         if (headerProblem.isPresent()) {
             throw new IllegalArgumentException(headerProblem.get());
         }
+    }
+
+    /** A rule whose value must be available when the session starts. */
+    public CredentialRule(String env, Path file, List<Target> hosts, String header) {
+        this(env, file, hosts, header, false);
     }
 
     /** Whether the placeholder may be swapped in requests to this canonical target. */

@@ -15,7 +15,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * that would let the real value reach the jail or skip the proxy's swap.
  */
 final class CredentialsSection {
-    private static final Set<String> KEYS = Set.of("env", "file", "hosts", "header");
+    private static final Set<String> KEYS = Set.of("env", "file", "hosts", "header", "optional");
 
     private final YamlNodes nodes;
     private final PolicyFiles files;
@@ -67,7 +67,9 @@ final class CredentialsSection {
             if (headerProblem.isPresent()) {
                 throw nodes.error(headerNode, headerPath, headerProblem.get());
             }
-            rules.add(new CredentialRule(env, file, hosts, header));
+            Node optionalNode = fields.get("optional");
+            boolean optional = optionalNode != null && nodes.bool(optionalNode, itemPath + ".optional");
+            rules.add(new CredentialRule(env, file, hosts, header, optional));
         }
         return rules;
     }

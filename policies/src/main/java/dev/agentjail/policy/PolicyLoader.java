@@ -44,8 +44,18 @@ public final class PolicyLoader {
     /** UTF-8 needs at most 4 bytes per code point. */
     private static final int MAX_BYTES = 4 * MAX_CODE_POINTS;
 
-    private static final Set<String> TOP_LEVEL_KEYS =
-            Set.of("version", "network", "filesystem", "env", "limits", "jail", "tls", "redaction", "credentials");
+    private static final Set<String> TOP_LEVEL_KEYS = Set.of(
+            "version",
+            "network",
+            "filesystem",
+            "env",
+            "limits",
+            "jail",
+            "tls",
+            "redaction",
+            "credentials",
+            // Metadata of the built-in agent presets; read by Presets, ignored here.
+            "preset");
 
     private PolicyLoader() {}
 
