@@ -15,7 +15,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * that would let the real value reach the jail or skip the proxy's swap.
  */
 final class CredentialsSection {
-    private static final Set<String> KEYS = Set.of("env", "file", "hosts", "header", "optional");
+    static final Set<String> KEYS = Set.of("env", "file", "hosts", "header", "optional");
 
     private final YamlNodes nodes;
     private final PolicyFiles files;
@@ -29,8 +29,10 @@ final class CredentialsSection {
      * {@code envOrigins} says where each name of the {@code env} section is; {@code network} holds the
      * tunnelled hosts, which a credential cannot be injected into.
      */
-    List<CredentialRule> read(Node credentials, Map<String, String> envOrigins, NetworkPolicy network)
+    List<CredentialRule> read(
+            Node credentials, EnvSection envSection, NetworkPolicy network, FilesystemSection filesystem)
             throws PolicyException {
+        Map<String, String> envOrigins = envSection.origins();
         String path = "credentials";
         List<CredentialRule> rules = new ArrayList<>();
         Map<String, String> seen = new HashMap<>();
@@ -45,6 +47,7 @@ final class CredentialsSection {
 
             String envPath = itemPath + ".env";
             String env = EnvSection.name(nodes, envNode, envPath);
+            envSection.checkNotDenied(envNode, envPath, env);
             String earlier = seen.putIfAbsent(env, itemPath);
             if (earlier != null) {
                 throw nodes.error(
@@ -60,6 +63,9 @@ final class CredentialsSection {
             }
             Node fileNode = fields.get("file");
             Path file = fileNode == null ? null : files.read(nodes, fileNode, itemPath + ".file");
+            if (file != null) {
+                filesystem.checkNotDenied(fileNode, itemPath + ".file", file);
+            }
             List<Target> hosts = hosts(hostsNode, itemPath + ".hosts", network);
             String headerPath = itemPath + ".header";
             String header = nodes.string(headerNode, headerPath);

@@ -11,7 +11,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code env} section of a policy into an {@link EnvPolicy}. */
 final class EnvSection {
-    private static final Set<String> KEYS = Set.of("forward", "set");
+    static final Set<String> KEYS = Set.of("forward", "set", "deny");
 
     private final YamlNodes nodes;
 
@@ -32,6 +32,23 @@ final class EnvSection {
         return name;
     }
 
+    /** Denied name patterns (a name, or a prefix ending in {@code *}) and where each is written. */
+    private final Map<String, String> denied = new LinkedHashMap<>();
+
+    /** The deny entry that covers {@code name}, as {@code 'PATTERN' (FILE:LINE)}, if one does. */
+    Optional<String> deniedBy(String name) {
+        for (Map.Entry<String, String> entry : denied.entrySet()) {
+            String pattern = entry.getKey();
+            boolean match = pattern.endsWith("*")
+                    ? name.startsWith(pattern.substring(0, pattern.length() - 1))
+                    : name.equals(pattern);
+            if (match) {
+                return Optional.of(Quoting.quote(pattern) + " (" + entry.getValue() + ")");
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The names read so far and where they are. */
     Map<String, String> origins() {
         return Map.copyOf(origins);
@@ -39,10 +56,40 @@ final class EnvSection {
 
     EnvPolicy read(Node env) throws PolicyException {
         Map<String, Node> entries = nodes.mapping(env, "env", KEYS);
+        deny(entries.get("deny"), "env.deny");
         Map<String, String> forwarded = new HashMap<>();
         List<String> forward = forward(entries.get("forward"), "env.forward", forwarded);
         Map<String, String> set = set(entries.get("set"), "env.set", forwarded);
         return new EnvPolicy(forward, set);
+    }
+
+    private void deny(Node node, String path) throws PolicyException {
+        if (node == null) {
+            return;
+        }
+        List<Node> items = nodes.sequence(node, path);
+        for (int i = 0; i < items.size(); i++) {
+            String itemPath = path + "[" + i + "]";
+            String pattern = nodes.string(items.get(i), itemPath);
+            String name = pattern.endsWith("*") ? pattern.substring(0, pattern.length() - 1) : pattern;
+            Optional<String> problem =
+                    name.isEmpty() ? Optional.of("'*' alone would deny every variable") : EnvPolicy.nameProblem(name);
+            if (problem.isPresent()) {
+                throw nodes.error(
+                        items.get(i),
+                        itemPath,
+                        "invalid name pattern " + Quoting.quote(pattern) + ": " + problem.get());
+            }
+            denied.putIfAbsent(pattern, nodes.origins().where(items.get(i)));
+        }
+    }
+
+    /** Refuses a name that a deny entry covers, naming the entry and where it is written. */
+    void checkNotDenied(Node node, String path, String name) throws PolicyException {
+        Optional<String> deniedBy = deniedBy(name);
+        if (deniedBy.isPresent()) {
+            throw nodes.error(node, path, Quoting.quote(name) + " is denied by env.deny " + deniedBy.get());
+        }
     }
 
     private List<String> forward(Node node, String path, Map<String, String> seen) throws PolicyException {
@@ -55,6 +102,7 @@ final class EnvSection {
             String itemPath = path + "[" + i + "]";
             String name = nodes.string(items.get(i), itemPath);
             checkName(items.get(i), itemPath, name);
+            checkNotDenied(items.get(i), itemPath, name);
             String earlier = seen.putIfAbsent(name, itemPath);
             if (earlier != null) {
                 throw nodes.error(items.get(i), itemPath, Quoting.quote(name) + " is already listed at " + earlier);
@@ -75,6 +123,7 @@ final class EnvSection {
             String keyPath = YamlNodes.child(path, name);
             Node valueNode = entry.getValue();
             checkName(valueNode, keyPath, name);
+            checkNotDenied(valueNode, keyPath, name);
             String earlier = forwarded.get(name);
             if (earlier != null) {
                 throw nodes.error(

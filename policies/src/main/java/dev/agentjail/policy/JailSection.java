@@ -7,7 +7,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code jail} section of a policy into {@link JailSettings}; a missing key keeps its default. */
 final class JailSection {
-    private static final Set<String> KEYS = Set.of("hostname", "new_session", "share_timezone");
+    static final Set<String> KEYS = Set.of("hostname", "new_session", "share_timezone");
 
     private final YamlNodes nodes;
 

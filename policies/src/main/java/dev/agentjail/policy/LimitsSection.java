@@ -7,8 +7,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code limits} section of a policy into {@link Limits}; a missing key keeps its default. */
 final class LimitsSection {
-    private static final Set<String> KEYS =
-            Set.of("timeout", "memory", "processes", "open_files", "file_size", "tmp_size");
+    static final Set<String> KEYS = Set.of("timeout", "memory", "processes", "open_files", "file_size", "tmp_size");
 
     private final YamlNodes nodes;
 

@@ -11,18 +11,47 @@ import java.util.stream.Collectors;
  * Egress rules: allow and deny host patterns, pinned addresses ({@code resolve}, like curl's {@code
  * --resolve}) that count as explicitly allowed for the SSRF guard, and the hosts whose CONNECTs are
  * relayed without TLS interception ({@code tunnel}). A tunnel entry allows nothing by itself.
+ *
+ * <p>{@code ports}, when not empty, are the ports an allow or tunnel pattern without a port stands
+ * for (instead of 443 for CONNECT and 80 for plain HTTP). A deny pattern without a port denies every
+ * port. In {@link Mode#REPORT} mode a target that no allow entry covers is let through and recorded
+ * as {@code would-deny}; deny entries still deny.
  */
 public record NetworkPolicy(
         List<HostPattern> allow,
         List<HostPattern> deny,
         Map<String, List<InetAddress>> resolve,
-        List<HostPattern> tunnel) {
+        List<HostPattern> tunnel,
+        Mode mode,
+        List<Integer> ports) {
+    /** {@code enforce} (the default) or {@code report} (learning: allow, but record what would be denied). */
+    public enum Mode {
+        ENFORCE,
+        REPORT
+    }
+
     public NetworkPolicy {
         allow = List.copyOf(allow);
         deny = List.copyOf(deny);
         resolve = resolve.entrySet().stream()
                 .collect(Collectors.toUnmodifiableMap(Map.Entry::getKey, e -> List.copyOf(e.getValue())));
         tunnel = List.copyOf(tunnel);
+        Objects.requireNonNull(mode, "mode");
+        ports = List.copyOf(ports);
+        for (int port : ports) {
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("port out of range: " + port);
+            }
+        }
+    }
+
+    /** Enforcing rules with the default ports. */
+    public NetworkPolicy(
+            List<HostPattern> allow,
+            List<HostPattern> deny,
+            Map<String, List<InetAddress>> resolve,
+            List<HostPattern> tunnel) {
+        this(allow, deny, resolve, tunnel, Mode.ENFORCE, List.of());
     }
 
     /** Rules without tunnelled hosts: every allowed CONNECT is intercepted. */
@@ -34,25 +63,38 @@ public record NetworkPolicy(
         return new NetworkPolicy(List.of(), List.of(), Map.of(), List.of());
     }
 
+    /** Whether a pattern covers the target: its own port, else one of {@code ports}, else {@code defaultPort}. */
+    private boolean covers(HostPattern pattern, Target target, int defaultPort) {
+        if (pattern.port().isPresent() || ports.isEmpty()) {
+            return pattern.matches(target, defaultPort);
+        }
+        return ports.contains(target.port()) && pattern.matches(target, target.port());
+    }
+
     /**
      * Decides on a canonical target. {@code defaultPort} is the port a pattern without a port stands
-     * for: 443 for CONNECT, 80 for plain HTTP. Deny wins over allow; an empty allow list means no
-     * network; IP literals match only IP entries.
+     * for: 443 for CONNECT, 80 for plain HTTP (unless {@code ports} says otherwise). Deny wins over
+     * allow, and a deny entry without a port denies every port; an empty allow list means no network
+     * (in report mode: everything is {@code would-deny}); IP literals match only IP entries.
      */
     public Decision decide(Target target, int defaultPort) {
         Objects.requireNonNull(target, "target");
-        if (allow.isEmpty()) {
+        if (allow.isEmpty() && mode == Mode.ENFORCE) {
             return Decision.deny(Reasons.NO_NETWORK, "-");
         }
         for (int i = 0; i < deny.size(); i++) {
-            if (deny.get(i).matches(target, defaultPort)) {
-                return Decision.deny(Reasons.DENIED_BY_RULE, rule("deny", i, deny.get(i)));
+            HostPattern pattern = deny.get(i);
+            if (pattern.matches(target, pattern.port().isPresent() ? defaultPort : target.port())) {
+                return Decision.deny(Reasons.DENIED_BY_RULE, rule("deny", i, pattern));
             }
         }
         for (int i = 0; i < allow.size(); i++) {
-            if (allow.get(i).matches(target, defaultPort)) {
+            if (covers(allow.get(i), target, defaultPort)) {
                 return Decision.allow(Reasons.ALLOWED, rule("allow", i, allow.get(i)));
             }
+        }
+        if (mode == Mode.REPORT) {
+            return Decision.allow(Reasons.WOULD_DENY, allow.isEmpty() ? Reasons.NO_NETWORK : Reasons.NOT_ALLOWED);
         }
         return Decision.deny(Reasons.NOT_ALLOWED, "-");
     }
@@ -70,7 +112,7 @@ public record NetworkPolicy(
     public Optional<String> tunnelRule(Target target, int defaultPort) {
         Objects.requireNonNull(target, "target");
         for (int i = 0; i < tunnel.size(); i++) {
-            if (tunnel.get(i).matches(target, defaultPort)) {
+            if (covers(tunnel.get(i), target, defaultPort)) {
                 return Optional.of(rule("tunnel", i, tunnel.get(i)));
             }
         }

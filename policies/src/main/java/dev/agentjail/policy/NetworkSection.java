@@ -12,7 +12,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /** Reads the {@code network} section of a policy into a {@link NetworkPolicy}. */
 final class NetworkSection {
-    private static final Set<String> KEYS = Set.of("allow", "deny", "resolve", "tunnel");
+    static final Set<String> KEYS = Set.of("allow", "deny", "resolve", "tunnel", "mode", "ports");
 
     private final YamlNodes nodes;
 
@@ -26,7 +26,40 @@ final class NetworkSection {
         List<HostPattern> deny = patterns(entries.get("deny"), "network.deny");
         Map<String, List<InetAddress>> resolve = resolve(entries.get("resolve"), "network.resolve");
         List<HostPattern> tunnel = patterns(entries.get("tunnel"), "network.tunnel");
-        return new NetworkPolicy(allow, deny, resolve, tunnel);
+        return new NetworkPolicy(allow, deny, resolve, tunnel, mode(entries.get("mode")), ports(entries.get("ports")));
+    }
+
+    private NetworkPolicy.Mode mode(Node node) throws PolicyException {
+        if (node == null) {
+            return NetworkPolicy.Mode.ENFORCE;
+        }
+        String text = nodes.string(node, "network.mode");
+        return switch (text) {
+            case "enforce" -> NetworkPolicy.Mode.ENFORCE;
+            case "report" -> NetworkPolicy.Mode.REPORT;
+            default ->
+                throw nodes.error(node, "network.mode", "expected enforce or report, got " + Quoting.quote(text));
+        };
+    }
+
+    private List<Integer> ports(Node node) throws PolicyException {
+        List<Integer> ports = new ArrayList<>();
+        if (node == null) {
+            return ports;
+        }
+        List<Node> items = nodes.sequence(node, "network.ports");
+        for (int i = 0; i < items.size(); i++) {
+            String itemPath = "network.ports[" + i + "]";
+            int port = nodes.integer(items.get(i), itemPath);
+            if (port < 1 || port > 65535) {
+                throw nodes.error(items.get(i), itemPath, "port out of range: " + port + " (1-65535)");
+            }
+            if (ports.contains(port)) {
+                throw nodes.error(items.get(i), itemPath, "port " + port + " is already listed");
+            }
+            ports.add(port);
+        }
+        return ports;
     }
 
     private List<HostPattern> patterns(Node node, String path) throws PolicyException {

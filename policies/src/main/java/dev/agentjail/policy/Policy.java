@@ -7,8 +7,9 @@ import java.util.Objects;
 /**
  * An effective, validated policy (schema version 1): what the proxy lets out ({@code network}),
  * how it treats what passes ({@code tls}, {@code redaction}, {@code credentials}) and what the jail
- * looks like ({@code filesystem}, {@code env}, {@code limits}, {@code jail}). {@code source} names
- * where it came from. Immutable.
+ * looks like ({@code filesystem}, {@code env}, {@code limits}, {@code jail}), which MCP servers
+ * and tools are approved ({@code mcp}) and where the record goes ({@code audit}). {@code source}
+ * names where it came from. Immutable.
  */
 public record Policy(
         int version,
@@ -20,8 +21,12 @@ public record Policy(
         String source,
         TlsSettings tls,
         RedactionPolicy redaction,
-        List<CredentialRule> credentials) {
+        List<CredentialRule> credentials,
+        McpPolicy mcp,
+        AuditSettings audit) {
     public Policy {
+        Objects.requireNonNull(mcp, "mcp");
+        Objects.requireNonNull(audit, "audit");
         Objects.requireNonNull(network, "network");
         Objects.requireNonNull(filesystem, "filesystem");
         Objects.requireNonNull(env, "env");
@@ -41,6 +46,33 @@ public record Policy(
                 throw new IllegalArgumentException("credential variable also in env: " + rule.env());
             }
         }
+    }
+
+    /** Without the MCP and audit sections (at their defaults). */
+    public Policy(
+            int version,
+            NetworkPolicy network,
+            FilesystemPolicy filesystem,
+            EnvPolicy env,
+            Limits limits,
+            JailSettings jail,
+            String source,
+            TlsSettings tls,
+            RedactionPolicy redaction,
+            List<CredentialRule> credentials) {
+        this(
+                version,
+                network,
+                filesystem,
+                env,
+                limits,
+                jail,
+                source,
+                tls,
+                redaction,
+                credentials,
+                McpPolicy.none(),
+                AuditSettings.defaults());
     }
 
     /** Without the inspection sections: upstream TLS, redaction and credentials at their defaults. */

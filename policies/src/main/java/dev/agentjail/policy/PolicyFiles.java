@@ -10,12 +10,12 @@ import org.yaml.snakeyaml.nodes.Node;
  * an absolute path as written, anything else relative to the directory of the policy file, so a
  * policy means the same files whatever directory agentjail starts in.
  */
-record PolicyFiles(Path baseDir, Path home) {
+record PolicyFiles(Origins origins, Path home) {
     PolicyFiles {
-        Objects.requireNonNull(baseDir, "baseDir");
+        Objects.requireNonNull(origins, "origins");
         Objects.requireNonNull(home, "home");
-        if (!baseDir.isAbsolute() || !home.isAbsolute()) {
-            throw new IllegalArgumentException("baseDir and home must be absolute");
+        if (!home.isAbsolute()) {
+            throw new IllegalArgumentException("home must be absolute");
         }
     }
 
@@ -26,8 +26,8 @@ record PolicyFiles(Path baseDir, Path home) {
                 .toAbsolutePath();
     }
 
-    /** The absolute, normalised path a policy entry names. */
-    Path resolve(String text) throws MalformedEntryException {
+    /** The absolute, normalised path a policy entry names, relative paths taken from {@code baseDir}. */
+    Path resolve(String text, Path baseDir) throws MalformedEntryException {
         if (text.isEmpty()) {
             throw new MalformedEntryException("empty path");
         }
@@ -53,11 +53,14 @@ record PolicyFiles(Path baseDir, Path home) {
         return resolved.normalize();
     }
 
-    /** Reads a path entry and resolves it, as a policy error naming the node's line and key. */
+    /**
+     * Reads a path entry and resolves it against the directory of the file it is written in, as a
+     * policy error naming the node's line and key.
+     */
     Path read(YamlNodes nodes, Node node, String path) throws PolicyException {
         String text = nodes.string(node, path);
         try {
-            return resolve(text);
+            return resolve(text, origins.source(node).baseDir());
         } catch (MalformedEntryException e) {
             throw nodes.error(node, path, "invalid path " + Quoting.quote(text) + ": " + e.getMessage());
         }

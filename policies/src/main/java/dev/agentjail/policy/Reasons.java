@@ -10,6 +10,11 @@ public final class Reasons {
     public static final String NOT_ALLOWED = "not-in-allowlist";
     /** The policy's allow list is empty: no network at all. */
     public static final String NO_NETWORK = "no-network";
+    /**
+     * Report mode ({@code network.mode: report}): let through although no allow entry covers it; the
+     * rule field then says why it would have been denied ({@link #NOT_ALLOWED} or {@link #NO_NETWORK}).
+     */
+    public static final String WOULD_DENY = "would-deny";
 
     private Reasons() {}
 }

@@ -10,7 +10,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code redaction} section of a policy into a {@link RedactionPolicy}. */
 final class RedactionSection {
-    private static final Set<String> KEYS = Set.of("action", "patterns", "known_values", "allow");
+    static final Set<String> KEYS = Set.of("action", "patterns", "known_values", "allow");
     private static final Set<String> PATTERN_KEYS = Set.of("name", "regex");
     private static final Set<String> KNOWN_VALUE_KEYS = Set.of("env", "file");
 

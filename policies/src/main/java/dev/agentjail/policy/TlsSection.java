@@ -11,7 +11,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code tls} section of a policy into {@link TlsSettings}, checking that each CA file can be read. */
 final class TlsSection {
-    private static final Set<String> KEYS = Set.of("upstream_ca");
+    static final Set<String> KEYS = Set.of("upstream_ca");
 
     private final YamlNodes nodes;
     private final PolicyFiles files;

@@ -15,20 +15,25 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Typed access to composed YAML nodes for one policy file, turning every type, key and shape
- * problem into a {@link PolicyException} with the node's line and dotted key path.
+ * Typed access to composed YAML nodes of one policy (one file, or several merged), turning every type, key and shape
+ * problem into a {@link PolicyException} with the node's file, line and dotted key path.
  */
 final class YamlNodes {
     private static final int MAX_SUGGESTION_DISTANCE = 2;
 
-    private final String file;
+    private final Origins origins;
 
-    YamlNodes(String file) {
-        this.file = file;
+    YamlNodes(Origins origins) {
+        this.origins = origins;
+    }
+
+    Origins origins() {
+        return origins;
     }
 
     PolicyException error(Node node, String key, String problem) {
-        return new PolicyException(file, node.getStartMark().getLine() + 1, key, problem);
+        return new PolicyException(
+                origins.source(node).name(), node.getStartMark().getLine() + 1, key, problem);
     }
 
     static String child(String parent, String key) {

@@ -121,7 +121,7 @@ class CredentialsSectionTest {
                 arguments(
                         "credentials:\n  - {env: KEY, hosts: [api.test], header: x, value: s3cret}\n",
                         "p.yaml:3: credentials[0].value: unknown key 'value' (expected one of: env, file, header,"
-                                + " hosts)"),
+                                + " hosts, optional)"),
                 arguments(
                         "credentials:\n  - hosts: [api.test]\n    header: x\n",
                         "p.yaml:3: credentials[0].env: missing required key"),

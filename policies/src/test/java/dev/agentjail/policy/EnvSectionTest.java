@@ -42,7 +42,8 @@ class EnvSectionTest {
         return Stream.of(
                 arguments("  forwrd: []\n", "p.yaml:3: env.forwrd: unknown key 'forwrd' (did you mean 'forward'?)"),
                 arguments("  sett: {}\n", "p.yaml:3: env.sett: unknown key 'sett' (did you mean 'set'?)"),
-                arguments("  pass: []\n", "p.yaml:3: env.pass: unknown key 'pass' (expected one of: forward, set)"),
+                arguments(
+                        "  pass: []\n", "p.yaml:3: env.pass: unknown key 'pass' (expected one of: deny, forward, set)"),
                 arguments("  forward: HOME\n", "p.yaml:3: env.forward: expected a list, got 'HOME'"),
                 arguments("  set: [A=1]\n", "p.yaml:3: env.set: expected a mapping, got a list"),
                 // names

@@ -50,8 +50,8 @@ class FilesystemSectionTest {
                         "p.yaml:3: filesystem.protect: unknown key 'protect' (did you mean 'protected'?)"),
                 arguments(
                         "  hide: []\n",
-                        "p.yaml:3: filesystem.hide: unknown key 'hide' (expected one of: mask, protected, read,"
-                                + " write)"),
+                        "p.yaml:3: filesystem.hide: unknown key 'hide' (expected one of: deny, mask, protected,"
+                                + " read, write)"),
                 arguments("  - ~/.x\n", "p.yaml:3: filesystem: expected a mapping, got a list"),
                 arguments("  read: ~/.gitconfig\n", "p.yaml:3: filesystem.read: expected a list, got '~/.gitconfig'"),
                 arguments("  read: [[a]]\n", "p.yaml:3: filesystem.read[0]: expected a string, got a list"),

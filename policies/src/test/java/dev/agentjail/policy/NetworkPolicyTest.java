@@ -77,8 +77,12 @@ class NetworkPolicyTest {
                         Verdict.DENY,
                         Reasons.DENIED_BY_RULE,
                         deny + "[2]=*.private.wild.test"),
-                // a deny entry without a port denies only the default port
-                arguments("internal.allowed.test:8443", Verdict.DENY, Reasons.NOT_ALLOWED, "-"),
+                // a deny entry without a port denies every port
+                arguments(
+                        "internal.allowed.test:8443",
+                        Verdict.DENY,
+                        Reasons.DENIED_BY_RULE,
+                        deny + "[0]=internal.allowed.test"),
                 // 34: an IP allowed explicitly, in any spelling
                 arguments("100.64.0.1:443", Verdict.ALLOW, Reasons.ALLOWED, allow + "[6]=100.64.0.1"),
                 arguments("100.64.1:443", Verdict.ALLOW, Reasons.ALLOWED, allow + "[6]=100.64.0.1"),

@@ -199,19 +199,17 @@ class PolicyLoaderTest {
                         "p.yaml:3: network.denny: unknown key 'denny' (did you mean 'deny'?)"),
                 arguments(
                         "version: 1\nnetwork:\n  proxy: x\n",
-                        "p.yaml:3: network.proxy: unknown key 'proxy' (expected one of: allow, deny, resolve, tunnel)"),
-                arguments(
-                        "version: 1\naudit: {}\n",
-                        "p.yaml:2: audit: unknown key 'audit' (expected one of: credentials, env, filesystem, jail,"
-                                + " limits, network, redaction, tls, version)"),
+                        "p.yaml:3: network.proxy: unknown key 'proxy' (expected one of: allow, deny, mode, ports, resolve,"
+                                + " tunnel)"),
+                arguments("version: 1\naudti: {}\n", "p.yaml:2: audti: unknown key 'audti' (did you mean 'audit'?)"),
                 arguments("version: 1\nlimit: {}\n", "p.yaml:2: limit: unknown key 'limit' (did you mean 'limits'?)"),
                 arguments(
                         "version: 1\nfilesytem: {}\n",
                         "p.yaml:2: filesytem: unknown key 'filesytem' (did you mean 'filesystem'?)"),
                 arguments(
                         "version: 1\n<<: {network: {}}\n",
-                        "p.yaml:2: <<: unknown key '<<' (expected one of: credentials, env, filesystem, jail,"
-                                + " limits, network, redaction, tls, version)"),
+                        "p.yaml:2: <<: unknown key '<<' (expected one of: audit, credentials, env, extends, filesystem,"
+                                + " jail, limits, locked, mcp, network, redaction, tls, version)"),
                 // wrong types
                 arguments("version: 1\nnetwork: [a.test]\n", "p.yaml:2: network: expected a mapping, got a list"),
                 arguments("version: 1\nnetwork:\n", "p.yaml:2: network: expected a mapping, got null"),

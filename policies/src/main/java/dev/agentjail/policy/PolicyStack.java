@@ -1,0 +1,334 @@
+package dev.agentjail.policy;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Loads a stack of policy documents (team, user, project, command line; each after the presets and
+ * files it {@code extends}) and merges them into one effective policy:
+ *
+ * <ul>
+ *   <li>mappings merge key by key; lists add up (an entry already there is not repeated);
+ *   <li>a scalar from a later document overrides an earlier one;
+ *   <li>a key that a document of an earlier layer lists under {@code locked} cannot be set by any
+ *       document of a later layer;
+ *   <li>denies are never lifted: deny lists only grow, and every deny wins over every allow,
+ *       whichever layer wrote them.
+ * </ul>
+ *
+ * Every document is first checked on its own, so its errors name its own keys; the merged result is
+ * then checked as a whole, with every error still naming the file and line the value came from.
+ */
+public final class PolicyStack {
+    /** Deeper {@code extends} chains than this are refused; real ones are one or two levels. */
+    static final int MAX_EXTENDS_DEPTH = 8;
+
+    private static final Pattern PRESET_NAME = Pattern.compile("[a-z0-9][a-z0-9-]*");
+
+    /** One input of the stack: a file, a built-in preset, or policy text (tests, {@code policy check -}). */
+    public record Input(PolicyLayer layer, Path file, String preset, String name, String text, Path baseDir) {
+        public Input {
+            Objects.requireNonNull(layer, "layer");
+        }
+
+        public static Input file(PolicyLayer layer, Path file) {
+            return new Input(layer, Objects.requireNonNull(file, "file"), null, null, null, null);
+        }
+
+        public static Input preset(PolicyLayer layer, String name) {
+            return new Input(layer, null, Objects.requireNonNull(name, "name"), null, null, null);
+        }
+
+        public static Input text(PolicyLayer layer, String name, String text, Path baseDir) {
+            return new Input(
+                    layer,
+                    null,
+                    null,
+                    Objects.requireNonNull(name, "name"),
+                    Objects.requireNonNull(text, "text"),
+                    baseDir.toAbsolutePath().normalize());
+        }
+    }
+
+    private record Lock(PolicyLayer layer, String where) {}
+
+    private final Path home;
+    private final List<PolicyDocument> documents = new ArrayList<>();
+    private final Set<String> included = new HashSet<>();
+    private final Deque<String> chain = new ArrayDeque<>();
+
+    private PolicyStack(Path home) {
+        this.home = home.toAbsolutePath().normalize();
+    }
+
+    /** Loads, checks and merges {@code inputs}, listed from the most authoritative layer to the least. */
+    public static EffectivePolicy load(List<Input> inputs, Path home) throws PolicyException {
+        PolicyStack stack = new PolicyStack(home);
+        PolicyLayer previous = PolicyLayer.DEFAULTS;
+        for (Input input : inputs) {
+            if (input.layer().compareTo(previous) < 0) {
+                throw new IllegalArgumentException("inputs must be ordered by layer");
+            }
+            previous = input.layer();
+            stack.add(input, null, null);
+        }
+        return stack.merge();
+    }
+
+    private void add(Input input, Node referrer, PolicySource referrerSource) throws PolicyException {
+        Resolved resolved = resolve(input, referrer, referrerSource);
+        if (chain.contains(resolved.identity())) {
+            List<String> cycle = new ArrayList<>(chain);
+            java.util.Collections.reverse(cycle);
+            cycle.add(resolved.identity());
+            throw new YamlNodes(origins(referrerSource))
+                    .error(referrer, "extends", "extends cycle: " + String.join(" -> ", cycle));
+        }
+        if (!included.add(resolved.identity())) {
+            return; // Already in the stack through another extends: once is enough.
+        }
+        if (chain.size() >= MAX_EXTENDS_DEPTH) {
+            throw new YamlNodes(origins(referrerSource))
+                    .error(referrer, "extends", "extends nested deeper than " + MAX_EXTENDS_DEPTH + " levels");
+        }
+        PolicyDocument document = PolicyDocument.parse(resolved.text(), resolved.source());
+        chain.push(resolved.identity());
+        if (document.extendsNode() != null) {
+            YamlNodes nodes = new YamlNodes(origins(document.source()));
+            List<Node> items = nodes.sequence(document.extendsNode(), "extends");
+            for (int i = 0; i < items.size(); i++) {
+                Node item = items.get(i);
+                String reference = nodes.string(item, "extends[" + i + "]");
+                add(reference(reference, input.layer(), item, nodes, document.source()), item, document.source());
+            }
+        }
+        chain.pop();
+        documents.add(document);
+    }
+
+    private record Resolved(String identity, PolicySource source, String text) {}
+
+    private Resolved resolve(Input input, Node referrer, PolicySource referrerSource) throws PolicyException {
+        if (input.preset() != null) {
+            Optional<Preset> preset = Presets.named(input.preset());
+            if (preset.isEmpty()) {
+                String problem = "unknown preset " + Quoting.quote(input.preset())
+                        + YamlNodes.nearest(input.preset(), Presets.names())
+                                .map(n -> " (did you mean " + Quoting.quote(n) + "?)")
+                                .orElse(" (agentjail policy presets lists them)");
+                if (referrer == null) {
+                    throw new PolicyException("--preset", 0, "-", problem);
+                }
+                throw new YamlNodes(origins(referrerSource)).error(referrer, "extends", problem);
+            }
+            String name = PolicyKeys.PRESET_SOURCE_PREFIX + input.preset();
+            return new Resolved(
+                    name,
+                    new PolicySource(input.layer(), name, Path.of("/")),
+                    preset.get().yaml());
+        }
+        if (input.text() != null) {
+            return new Resolved(
+                    "text:" + input.name(),
+                    new PolicySource(input.layer(), input.name(), input.baseDir()),
+                    input.text());
+        }
+        Path file = input.file();
+        String name = file.toString();
+        Path absolute = file.toAbsolutePath().normalize();
+        String identity;
+        try {
+            identity = absolute.toRealPath().toString();
+        } catch (IOException e) {
+            identity = absolute.toString(); // Reading it fails next, with a clear message.
+        }
+        Path parent = absolute.getParent();
+        String text = PolicyDocument.read(file, name);
+        return new Resolved(
+                identity, new PolicySource(input.layer(), name, parent == null ? Path.of("/") : parent), text);
+    }
+
+    /** An {@code extends} entry: a preset name, or a file relative to the extending file's directory. */
+    private Input reference(String text, PolicyLayer layer, Node item, YamlNodes nodes, PolicySource source)
+            throws PolicyException {
+        if (PRESET_NAME.matcher(text).matches()) {
+            return Input.preset(layer, text);
+        }
+        try {
+            return Input.file(layer, new PolicyFiles(nodes.origins(), home).resolve(text, source.baseDir()));
+        } catch (MalformedEntryException e) {
+            throw nodes.error(item, "extends", "invalid path " + Quoting.quote(text) + ": " + e.getMessage());
+        }
+    }
+
+    private static Origins origins(PolicySource source) {
+        return new Origins(source);
+    }
+
+    private EffectivePolicy merge() throws PolicyException {
+        if (documents.isEmpty()) {
+            throw new IllegalArgumentException("no policy documents");
+        }
+        Origins origins = new Origins(documents.get(0).source());
+        Map<String, Lock> locks = new LinkedHashMap<>();
+        Map<String, Node> merged = new LinkedHashMap<>();
+        Map<String, Node> keyNodes = new LinkedHashMap<>();
+        for (PolicyDocument document : documents) {
+            origins.register(document.root(), document.source());
+            // Each document alone first, so its own mistakes are reported with its own keys.
+            PolicyLoader.build(
+                    document.settings(), origins, home, document.source().name());
+            checkLocks(document, locks, origins);
+            for (NodeTuple tuple : document.root().getValue()) {
+                String key = ((ScalarNode) tuple.getKeyNode()).getValue();
+                if (!document.settings().containsKey(key)) {
+                    continue;
+                }
+                Node existing = merged.get(key);
+                merged.put(
+                        key, existing == null ? tuple.getValueNode() : merge(existing, tuple.getValueNode(), origins));
+                keyNodes.putIfAbsent(key, tuple.getKeyNode());
+            }
+            addLocks(document, locks, origins);
+        }
+        String name = documents.stream()
+                .filter(d -> d.source().layer() != PolicyLayer.DEFAULTS)
+                .map(d -> d.source().name())
+                .reduce((a, b) -> a + " + " + b)
+                .orElse(documents.get(0).source().name());
+        Policy policy = PolicyLoader.build(merged, origins, home, name);
+        List<NodeTuple> tuples = new ArrayList<>();
+        for (Map.Entry<String, Node> entry : merged.entrySet()) {
+            tuples.add(new NodeTuple(keyNodes.get(entry.getKey()), entry.getValue()));
+        }
+        Map<String, String> lockedBy = new LinkedHashMap<>();
+        locks.forEach((path, lock) -> lockedBy.put(path, lock.where()));
+        return new EffectivePolicy(policy, tuples, origins, documents, lockedBy);
+    }
+
+    /** Refuses any key this document sets that a document of a more authoritative layer locked. */
+    private static void checkLocks(PolicyDocument document, Map<String, Lock> locks, Origins origins)
+            throws PolicyException {
+        if (locks.isEmpty()) {
+            return;
+        }
+        YamlNodes nodes = new YamlNodes(origins);
+        for (NodeTuple section : document.root().getValue()) {
+            String sectionKey = ((ScalarNode) section.getKeyNode()).getValue();
+            if (!document.settings().containsKey(sectionKey)) {
+                continue;
+            }
+            checkLock(sectionKey, sectionKey, section.getKeyNode(), document, locks, nodes);
+            if (section.getValueNode() instanceof MappingNode mapping) {
+                for (NodeTuple entry : mapping.getValue()) {
+                    String key = ((ScalarNode) entry.getKeyNode()).getValue();
+                    checkLock(sectionKey + "." + key, sectionKey, entry.getKeyNode(), document, locks, nodes);
+                }
+            }
+        }
+    }
+
+    private static void checkLock(
+            String path, String section, Node node, PolicyDocument document, Map<String, Lock> locks, YamlNodes nodes)
+            throws PolicyException {
+        for (String locked : List.of(section, path)) {
+            Lock lock = locks.get(locked);
+            if (lock != null && lock.layer().compareTo(document.source().layer()) < 0) {
+                throw nodes.error(
+                        node,
+                        path,
+                        "locked by the " + lock.layer().description() + " (" + lock.where() + "); the "
+                                + document.source().layer().description() + " cannot change it");
+            }
+        }
+    }
+
+    private static void addLocks(PolicyDocument document, Map<String, Lock> locks, Origins origins)
+            throws PolicyException {
+        if (document.lockedNode() == null) {
+            return;
+        }
+        YamlNodes nodes = new YamlNodes(origins);
+        List<Node> items = nodes.sequence(document.lockedNode(), "locked");
+        for (int i = 0; i < items.size(); i++) {
+            String path = nodes.string(items.get(i), "locked[" + i + "]");
+            Optional<String> problem = PolicyKeys.lockProblem(path);
+            if (problem.isPresent()) {
+                throw nodes.error(items.get(i), "locked[" + i + "]", problem.get());
+            }
+            locks.putIfAbsent(path, new Lock(document.source().layer(), origins.where(items.get(i))));
+        }
+    }
+
+    /** Merges {@code overlay} (later) onto {@code base} (earlier); see the class comment for the rules. */
+    private static Node merge(Node base, Node overlay, Origins origins) {
+        if (base instanceof MappingNode baseMap && overlay instanceof MappingNode overlayMap) {
+            Map<String, NodeTuple> out = new LinkedHashMap<>();
+            for (NodeTuple tuple : baseMap.getValue()) {
+                out.put(((ScalarNode) tuple.getKeyNode()).getValue(), tuple);
+            }
+            for (NodeTuple tuple : overlayMap.getValue()) {
+                String key = ((ScalarNode) tuple.getKeyNode()).getValue();
+                NodeTuple existing = out.get(key);
+                out.put(
+                        key,
+                        existing == null
+                                ? tuple
+                                : new NodeTuple(
+                                        existing.getKeyNode(),
+                                        merge(existing.getValueNode(), tuple.getValueNode(), origins)));
+            }
+            MappingNode result = new MappingNode(
+                    Tag.MAP,
+                    true,
+                    new ArrayList<>(out.values()),
+                    baseMap.getStartMark(),
+                    baseMap.getEndMark(),
+                    DumperOptions.FlowStyle.BLOCK);
+            origins.registerOne(result, origins.source(baseMap));
+            return result;
+        }
+        if (base instanceof SequenceNode baseList && overlay instanceof SequenceNode overlayList) {
+            List<Node> items = new ArrayList<>(baseList.getValue());
+            for (Node item : overlayList.getValue()) {
+                if (!(item instanceof ScalarNode scalar) || items.stream().noneMatch(i -> sameScalar(i, scalar))) {
+                    items.add(item);
+                }
+            }
+            SequenceNode result = new SequenceNode(
+                    Tag.SEQ,
+                    true,
+                    items,
+                    baseList.getStartMark(),
+                    baseList.getEndMark(),
+                    DumperOptions.FlowStyle.BLOCK);
+            origins.registerOne(result, origins.source(baseList));
+            return result;
+        }
+        return overlay;
+    }
+
+    private static boolean sameScalar(Node node, ScalarNode scalar) {
+        return node instanceof ScalarNode other
+                && other.getTag().equals(scalar.getTag())
+                && other.getValue().equals(scalar.getValue());
+    }
+}
