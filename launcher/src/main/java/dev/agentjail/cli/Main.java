@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
             RunCommand.class,
             ProxyCommand.class,
             PolicyCommand.class,
+            ProjectInitCommand.class,
             CaCommand.class,
             LogCommand.class,
             ReportCommand.class,

@@ -1,10 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.certs.CertificateAuthority;
-import dev.agentjail.policy.PolicyException;
-import dev.agentjail.policy.PolicyLoader;
-import dev.agentjail.policy.ProjectPolicies;
-import java.io.IOException;
+import dev.agentjail.policy.Presets;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,8 +26,13 @@ import picocli.CommandLine.Spec;
             "read-write, the system read-only, an empty home; a filtered environment; resource limits",
             "and a session timeout. Returns COMMAND's exit code.",
             "",
-            "Policy: --policy FILE, else the project's .agentjail.yaml, else a built-in policy that",
-            "allows no network at all."
+            "Policy, in layers (see docs/policy.md): the team policy (AGENTJAIL_TEAM_POLICY), the user",
+            "policy (~/.config/agentjail/policy.yaml), the agent's preset and the project's .agentjail.yaml,",
+            "then --policy FILE. Lists add up, later layers override scalars, no layer lifts a deny or",
+            "changes a locked key. With no policy file at all, a built-in policy allows no network.",
+            "",
+            "agentjail run claude (without --) also applies the preset named after the program",
+            "(agentjail policy presets lists them); agentjail run -- claude does not."
         },
         sortOptions = false)
 final class RunCommand implements Callable<Integer> {
@@ -40,8 +42,14 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--policy",
             paramLabel = "FILE",
-            description = "Policy YAML file (default: the project's .agentjail.yaml, else deny-all).")
-    Path policyFile;
+            description = "Policy YAML file, merged on top of the team, user and project policies (repeatable).")
+    List<Path> policyFiles = new ArrayList<>();
+
+    @Option(
+            names = "--preset",
+            paramLabel = "NAME",
+            description = "Agent preset to apply under the project policy (repeatable; see agentjail policy presets).")
+    List<String> presets = new ArrayList<>();
 
     @Option(
             names = "--project",
@@ -52,7 +60,7 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--audit-log",
             paramLabel = "FILE",
-            description = "Audit log (default: $XDG_STATE_HOME/agentjail/audit.jsonl).")
+            description = "Audit log (default: the policy's audit.log, else $XDG_STATE_HOME/agentjail/audit.jsonl).")
     Path auditLog;
 
     @Option(
@@ -90,35 +98,39 @@ final class RunCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.USAGE, "--project: not a directory: " + projectDir);
         }
         projectDir = projectDir.toRealPath();
-        LoadedPolicy policy = loadPolicy(projectDir);
+        LoadedPolicy policy = LoadedPolicy.discover(
+                System.getenv(), Paths.home(System.getenv()), Optional.of(projectDir), presets(), policyFiles);
+        if (timeout != null) {
+            policy.checkNotLocked("limits.timeout", "--timeout");
+        }
         Duration sessionTimeout = timeout != null
                 ? Durations.parse(timeout, "--timeout")
                 : policy.policy().limits().timeout();
         if (port < 1 || port > 65535) {
             throw new CliException(ExitCodes.USAGE, "--port: out of range: " + port);
         }
-        Path logPath = auditLog != null ? auditLog : Paths.defaultAuditLog(System.getenv());
+        Path logPath = auditLog != null
+                ? auditLog
+                : policy.policy().audit().log().orElseGet(() -> Paths.defaultAuditLog(System.getenv()));
         Path ca = caDir != null ? caDir : CertificateAuthority.defaultDirectory(System.getenv());
         Session session = new Session(policy, ca, projectDir, logPath, port, sessionTimeout, List.copyOf(command), err);
         return session.run();
     }
 
-    private LoadedPolicy loadPolicy(Path projectDir) {
-        // "~/" in the policy's file entries is the host user's home, as the jail's binds use it.
-        Path home = Paths.home(System.getenv());
-        try {
-            if (policyFile != null) {
-                return LoadedPolicy.of(PolicyLoader.load(policyFile, home), policyFile);
-            }
-            Optional<Path> found = ProjectPolicies.find(projectDir);
-            if (found.isPresent()) {
-                return LoadedPolicy.of(PolicyLoader.load(found.get(), home), found.get());
-            }
-            return LoadedPolicy.builtIn();
-        } catch (PolicyException e) {
-            throw new CliException(ExitCodes.USAGE, e.getMessage());
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "cannot look for the project policy: " + e.getMessage());
+    /**
+     * The presets to apply: those named by --preset, plus, when the command was given without "--",
+     * the one named after the program (agentjail run claude).
+     */
+    private List<String> presets() {
+        List<String> names = new ArrayList<>(presets);
+        boolean separated = spec.commandLine().getParseResult().originalArgs().contains("--");
+        if (!separated && !command.isEmpty()) {
+            Presets.forProgram(command.get(0)).ifPresent(p -> {
+                if (!names.contains(p.name())) {
+                    names.add(p.name());
+                }
+            });
         }
+        return names;
     }
 }

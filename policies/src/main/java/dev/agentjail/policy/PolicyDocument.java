@@ -118,6 +118,12 @@ record PolicyDocument(
         }
     }
 
+    /** Composes a configuration file with the same limits as a policy; null when it is empty. */
+    static Node composeConfig(String yaml, String sourceName) throws PolicyException {
+        Node root = compose(yaml, sourceName);
+        return root == null || (root instanceof ScalarNode && root.getTag().equals(Tag.NULL)) ? null : root;
+    }
+
     /** Composes with the size, nesting and alias limits that keep hostile YAML cheap. */
     private static Node compose(String yaml, String sourceName) throws PolicyException {
         LoaderOptions options = new LoaderOptions();
