@@ -1,5 +1,6 @@
 package dev.agentjail.proxy;
 
+import dev.agentjail.policy.Reasons;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.RedactionCount;
@@ -36,6 +37,10 @@ final class Exchange {
     final boolean clientKeepAlive;
     final boolean expectContinue;
     final String rule;
+
+    /** The reason an allowed exchange is recorded with: {@code allowed}, or {@code would-deny} in report mode. */
+    String allowReason = Reasons.ALLOWED;
+
     final ArrayDeque<Object> held = new ArrayDeque<>();
 
     Phase phase;

@@ -1,6 +1,5 @@
 package dev.agentjail.proxy;
 
-import dev.agentjail.policy.Reasons;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
@@ -214,7 +213,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         runtime.audit()
                                 .append(recordOf(ex)
                                         .decision(AuditRecord.ALLOW)
-                                        .reason(Reasons.ALLOWED)
+                                        .reason(ex.allowReason)
                                         .build());
                     } catch (AuditUnavailableException e) {
                         c.channel().close();
@@ -382,7 +381,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             runtime.audit()
                     .append(recordOf(ex)
                             .decision(AuditRecord.ALLOW)
-                            .reason(Reasons.ALLOWED)
+                            .reason(ex.allowReason)
                             .build());
         } catch (AuditUnavailableException e) {
             current = null;
@@ -424,7 +423,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private void completeExchange(Exchange ex, LastHttpContent last) {
         AuditRecord record =
-                recordOf(ex).decision(AuditRecord.ALLOW).reason(Reasons.ALLOWED).build();
+                recordOf(ex).decision(AuditRecord.ALLOW).reason(ex.allowReason).build();
         try {
             runtime.audit().append(record);
         } catch (AuditUnavailableException e) {

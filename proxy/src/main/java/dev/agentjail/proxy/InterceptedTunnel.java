@@ -1,6 +1,5 @@
 package dev.agentjail.proxy;
 
-import dev.agentjail.policy.Reasons;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import io.netty.buffer.ByteBuf;
@@ -105,7 +104,7 @@ final class InterceptedTunnel extends ChannelDuplexHandler {
                     .reason(failureReason)
                     .error(failureDetail);
         } else {
-            b.decision(AuditRecord.ALLOW).reason(Reasons.ALLOWED);
+            b.decision(AuditRecord.ALLOW).reason(connect.allowReason);
         }
         try {
             runtime.audit().append(b.build());

@@ -89,6 +89,8 @@ final class RequestIntake {
                 routed.connect(),
                 decision.rule());
         ex.outbound = outbound;
+        // "allowed", or "would-deny" in report mode: the record says which.
+        ex.allowReason = decision.reason();
         if (!decision.allowed()) {
             return new Refused(
                     ex,

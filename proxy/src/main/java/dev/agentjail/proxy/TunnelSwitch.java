@@ -1,6 +1,5 @@
 package dev.agentjail.proxy;
 
-import dev.agentjail.policy.Reasons;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
@@ -126,7 +125,7 @@ final class TunnelSwitch {
                         .append(ex.record(runtime.session(), client, System.nanoTime())
                                 .kind(AuditRecord.KIND_TUNNEL_CLOSE)
                                 .decision(AuditRecord.ALLOW)
-                                .reason(Reasons.ALLOWED)
+                                .reason(ex.allowReason)
                                 .build());
             } catch (AuditUnavailableException e) {
                 // The sink is unhealthy and says so; new requests are refused until it recovers.
