@@ -9,7 +9,8 @@ import java.util.Set;
 
 /** Turns a {@link JailSpec} into bwrap's argv: a pure function, so the whole jail is asserted in unit tests. */
 public final class BwrapCommand {
-    private static final Set<String> BINDS = Set.of("--bind", "--bind-try", "--ro-bind", "--ro-bind-try");
+    private static final Set<String> BINDS =
+            Set.of("--bind", "--bind-try", "--ro-bind", "--ro-bind-try", "--dev-bind-try");
 
     /** How many operands each option this class emits takes. */
     private static final Map<String, Integer> OPERANDS = Map.ofEntries(
@@ -40,7 +41,8 @@ public final class BwrapCommand {
             Map.entry("--bind", 2),
             Map.entry("--bind-try", 2),
             Map.entry("--ro-bind", 2),
-            Map.entry("--ro-bind-try", 2));
+            Map.entry("--ro-bind-try", 2),
+            Map.entry("--dev-bind-try", 2));
 
     private BwrapCommand() {}
 
@@ -148,6 +150,10 @@ public final class BwrapCommand {
         args.add("--ro-bind", files.hosts().toString(), "/etc/hosts");
         args.add("--proc", "/proc");
         args.add("--dev", "/dev");
+        for (Path device : spec.devices()) {
+            // Opted into by the policy (jail.devices); -try: a device may vanish between probing and start.
+            args.add("--dev-bind-try", device.toString(), device.toString());
+        }
     }
 
     private static void scratch(JailSpec spec, Args args) {

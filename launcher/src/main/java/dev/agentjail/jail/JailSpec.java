@@ -41,6 +41,8 @@ import java.util.regex.Pattern;
  * @param statusFd where bwrap writes its JSON status ({@code --json-status-fd}), which tells a bwrap setup error
  *     apart from the agent's own exit code; empty for none
  * @param command the agent's argv
+ * @param devices host device nodes or directories the policy opts into (GPU, camera, audio), bound with device
+ *     access at the same path under the jail's minimal /dev; only paths under /dev
  */
 public record JailSpec(
         Path bwrap,
@@ -63,7 +65,8 @@ public record JailSpec(
         Optional<Identity> identity,
         int seccompFd,
         OptionalInt statusFd,
-        List<String> command) {
+        List<String> command,
+        List<Path> devices) {
     private static final Pattern HOSTNAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -109,9 +112,66 @@ public record JailSpec(
         protectedPaths = List.copyOf(protectedPaths);
         maskedFiles = List.copyOf(maskedFiles);
         command = List.copyOf(command);
+        devices = List.copyOf(devices);
+        for (Path device : devices) {
+            if (!device.isAbsolute()
+                    || !device.normalize().equals(device)
+                    || !device.startsWith("/dev")
+                    || device.getNameCount() < 2) {
+                throw new IllegalArgumentException("a device must be a normalised path below /dev: " + device);
+            }
+        }
         if (command.stream().anyMatch(arg -> arg.indexOf('\0') >= 0)) {
             throw new IllegalArgumentException("the command contains a NUL byte");
         }
+    }
+
+    /** A jail without host devices. */
+    public JailSpec(
+            Path bwrap,
+            Path initBinary,
+            HostLayout hostLayout,
+            SessionFiles sessionFiles,
+            Path project,
+            Path home,
+            List<HomeEntry> homeEntries,
+            List<Bind> extraBinds,
+            List<ProtectedPath> protectedPaths,
+            List<Path> maskedFiles,
+            String hostname,
+            Map<String, String> env,
+            boolean newSession,
+            Path handoffSocket,
+            int port,
+            Optional<TrustFiles> trust,
+            Limits limits,
+            Optional<Identity> identity,
+            int seccompFd,
+            OptionalInt statusFd,
+            List<String> command) {
+        this(
+                bwrap,
+                initBinary,
+                hostLayout,
+                sessionFiles,
+                project,
+                home,
+                homeEntries,
+                extraBinds,
+                protectedPaths,
+                maskedFiles,
+                hostname,
+                env,
+                newSession,
+                handoffSocket,
+                port,
+                trust,
+                limits,
+                identity,
+                seccompFd,
+                statusFd,
+                command,
+                List.of());
     }
 
     private static SortedMap<String, String> copyEnv(Map<String, String> env) {

@@ -1,16 +1,31 @@
 package dev.agentjail.policy;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * How the jail presents itself to the agent: its {@code hostname} (one DNS label), whether the
  * agent runs in a new session without a controlling terminal ({@code newSession}; a TUI that needs
  * the terminal turns it off, and seccomp then blocks TIOCSTI and TIOCLINUX), and whether {@code
- * /etc/localtime} is visible ({@code shareTimezone}).
+ * /etc/localtime} is visible ({@code shareTimezone}); the host devices the agent may use ({@code
+ * devices}, none by default); and shell commands run inside the jail, in order, before the agent
+ * ({@code preStart}; the first that fails ends the session with its exit code).
  */
-public record JailSettings(String hostname, boolean newSession, boolean shareTimezone) {
+public record JailSettings(
+        String hostname, boolean newSession, boolean shareTimezone, Set<Device> devices, List<String> preStart) {
     public static final String DEFAULT_HOSTNAME = "agentjail";
+
+    /** Opt-in host devices. */
+    public enum Device {
+        /** GPUs: /dev/dri, NVIDIA and AMD compute nodes. */
+        GPU,
+        /** Cameras: /dev/video* and /dev/media*. */
+        CAMERA,
+        /** Sound cards: /dev/snd. */
+        AUDIO
+    }
 
     public JailSettings {
         Objects.requireNonNull(hostname, "hostname");
@@ -18,6 +33,18 @@ public record JailSettings(String hostname, boolean newSession, boolean shareTim
         if (problem.isPresent()) {
             throw new IllegalArgumentException(problem.get() + ": " + hostname);
         }
+        devices = Set.copyOf(devices);
+        preStart = List.copyOf(preStart);
+        for (String command : preStart) {
+            if (command.isBlank() || command.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("empty pre-start command or NUL in it");
+            }
+        }
+    }
+
+    /** No devices and no pre-start commands. */
+    public JailSettings(String hostname, boolean newSession, boolean shareTimezone) {
+        this(hostname, newSession, shareTimezone, Set.of(), List.of());
     }
 
     /** Hostname {@code agentjail}, a new session, the host's timezone. */
