@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
             PolicyCommand.Check.class,
             PolicyCommand.Show.class,
             PolicyCommand.Suggest.class,
-            PolicyPresets.class
+            PolicyPresets.class,
+            PolicySchema.class
         })
 final class PolicyCommand implements Callable<Integer> {
     @Spec

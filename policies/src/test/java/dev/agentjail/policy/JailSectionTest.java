@@ -37,9 +37,9 @@ class JailSectionTest {
                         "  newsession: false\n",
                         "p.yaml:3: jail.newsession: unknown key 'newsession' (did you mean 'new_session'?)"),
                 arguments(
-                        "  devices: [gpu]\n",
-                        "p.yaml:3: jail.devices: unknown key 'devices' (expected one of: hostname, new_session,"
-                                + " share_timezone)"),
+                        "  sandbox: strict\n",
+                        "p.yaml:3: jail.sandbox: unknown key 'sandbox' (expected one of: devices, hostname,"
+                                + " new_session, pre_start, share_timezone)"),
                 arguments("  true\n", "p.yaml:3: jail: expected a mapping, got 'true'"),
                 // hostname: one DNS label
                 arguments("  hostname: \"\"\n", "p.yaml:3: jail.hostname: invalid hostname '': empty hostname"),

@@ -83,6 +83,9 @@ class PolicySchemaTest {
             }
             if (schema.get("pattern") instanceof String regex) {
                 Pattern.compile(regex);
+                if (!(schema.get("patternErrorMessage") instanceof String)) {
+                    problems.add(where + ": a pattern needs a patternErrorMessage, or editors show the regex");
+                }
                 if (!regex.startsWith("^") || !regex.endsWith("$")) {
                     problems.add(where + ": patterns match anywhere unless anchored with ^...$: " + regex);
                 }
@@ -156,9 +159,10 @@ class PolicySchemaTest {
         for (Path doc : List.of(policyDoc, DOCS.resolve("policy-schema.md"))) {
             Matcher matcher = YAML_BLOCK.matcher(Files.readString(doc));
             for (int block = 1; matcher.find(); block++) {
-                Map<String, Object> document = withVersion(PolicySchemaYaml.parse(matcher.group(1)));
-                assertValid(doc.getFileName() + " yaml block " + block, document);
-                checked++;
+                for (Object document : PolicySchemaYaml.parseAll(matcher.group(1))) {
+                    assertValid(doc.getFileName() + " yaml block " + block, withVersion(document));
+                    checked++;
+                }
             }
         }
         assertTrue(checked >= 5, "found only " + checked + " yaml examples in the docs");
@@ -406,8 +410,8 @@ class PolicySchemaTest {
                         Invalid.at("jail.new_session", "type", jail("new_session: 'true'"))
                                 .schemaOnly()),
                 bad("unknown device", Invalid.at("jail.devices[0]", "enum", jail("devices: [usb]"))),
-                bad("devices twice", Invalid.at("jail.devices[1]", "uniqueItems", jail("devices: [gpu, gpu]"))),
-                bad("empty pre_start", Invalid.at("jail.pre_start[0]", "minLength", jail("pre_start: ['']"))),
+                bad("empty pre_start", Invalid.at("jail.pre_start[0]", "pattern", jail("pre_start: ['']"))),
+                bad("blank pre_start", Invalid.at("jail.pre_start[0]", "pattern", jail("pre_start: ['  ']"))),
                 bad("pre_start is a string", Invalid.at("jail.pre_start", "type", jail("pre_start: make"))),
                 // audit, tls, redaction, preset
                 bad(
@@ -444,6 +448,10 @@ class PolicySchemaTest {
                         "known value with env and file",
                         Invalid.at("redaction.known_values[0]", "oneOf", red("known_values: [{env: A, file: b}]"))),
                 bad("empty known value", Invalid.at("redaction.known_values[0]", "oneOf", red("known_values: [{}]"))),
+                bad(
+                        "known value twice",
+                        Invalid.at(
+                                "redaction.known_values[1]", "uniqueItems", red("known_values: [{env: A}, {env: A}]"))),
                 bad("short allow", Invalid.at("redaction.allow[0]", "minLength", red("allow: [short]"))),
                 bad(
                         "unknown preset key",
@@ -478,9 +486,10 @@ class PolicySchemaTest {
                 arguments("upper-case url scheme", mcp("url: 'HTTPS://MCP.example.com:8443/mcp'")),
                 arguments("allow of exactly 8 characters", red("allow: ['12345678']")),
                 arguments("audit settings", "version: 1\naudit: {log: audit.jsonl, format: jsonl}\n"),
-                arguments("locks", "version: 1\nlocked: [network.mode, limits, credentials]\n"),
-                arguments("extends a file", "version: 1\nextends: [../team/base.yaml]\n"),
-                arguments("devices", jail("devices: [gpu, camera, audio]\n  pre_start: ['make deps']")));
+                arguments("locks, one twice", "version: 1\nlocked: [network.mode, limits, credentials, limits]\n"),
+                arguments("extends a file, twice", "version: 1\nextends: [../team/base.yaml, ../team/base.yaml]\n"),
+                arguments(
+                        "devices, one twice", jail("devices: [gpu, camera, audio, gpu]\n  pre_start: ['make deps']")));
     }
 
     private static Arguments bad(String name, Invalid invalid) {

@@ -36,9 +36,21 @@ final class PolicySchemaValidator {
             "maximum",
             "oneOf");
 
-    /** Keywords that only describe, identify or hold definitions; they never change a verdict. */
-    static final Set<String> ANNOTATIONS =
-            Set.of("$schema", "$id", "$comment", "$defs", "title", "description", "examples", "default");
+    /**
+     * Keywords that only describe, identify or hold definitions; they never change a verdict. {@code
+     * patternErrorMessage} is the editors' extension (VS Code, yaml-language-server): the message
+     * they show instead of the regular expression.
+     */
+    static final Set<String> ANNOTATIONS = Set.of(
+            "$schema",
+            "$id",
+            "$comment",
+            "$defs",
+            "title",
+            "description",
+            "examples",
+            "default",
+            "patternErrorMessage");
 
     static final Set<String> KEYWORDS =
             Stream.concat(ASSERTIONS.stream(), ANNOTATIONS.stream()).collect(Collectors.toUnmodifiableSet());

@@ -25,11 +25,21 @@ final class PolicySchemaYaml {
     private PolicySchemaYaml() {}
 
     static Object parse(String yaml) {
+        return plain(reader().load(yaml));
+    }
+
+    /** Every document of a stream ({@code ---} between them), as examples with several files show them. */
+    static List<Object> parseAll(String yaml) {
+        List<Object> documents = new ArrayList<>();
+        reader().loadAll(yaml).forEach(document -> documents.add(plain(document)));
+        return documents;
+    }
+
+    private static Yaml reader() {
         LoaderOptions options = new LoaderOptions();
         options.setAllowDuplicateKeys(false);
         DumperOptions dumper = new DumperOptions();
-        Yaml reader = new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options, new Core());
-        return plain(reader.load(yaml));
+        return new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options, new Core());
     }
 
     /** Makes numbers {@link BigDecimal}, keys strings, and null the JSON marker. */

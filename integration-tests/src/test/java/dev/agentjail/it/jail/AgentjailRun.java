@@ -51,6 +51,7 @@ final class AgentjailRun {
     private Path auditLog;
     private Path jar = jar();
     private boolean withPolicy;
+    private boolean separator = true;
     private String timeout;
     private List<String> userPrefix = List.of();
 
@@ -241,9 +242,17 @@ final class AgentjailRun {
         if (timeout != null) {
             argv.addAll(List.of("--timeout", timeout));
         }
-        argv.add("--");
+        if (separator) {
+            argv.add("--");
+        }
         argv.addAll(command);
         return argv;
+    }
+
+    /** Runs {@code agentjail run CMD} without the {@code --}, as a user starting an agent by name does. */
+    AgentjailRun withoutSeparator() {
+        separator = false;
+        return this;
     }
 
     /** The launcher's environment additions (none when running through {@code runuser}, which passes them itself). */

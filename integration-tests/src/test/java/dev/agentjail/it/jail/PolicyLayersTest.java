@@ -115,4 +115,31 @@ class PolicyLayersTest {
         assertEquals("prepared", o.probe("marker"), o::describe);
         assertEquals("agentjail", o.probe("host"), "the hook ran inside the jail, not on the host");
     }
+
+    @Test
+    void runningAnAgentByNamePicksItsPresetButNotAfterTheSeparator() throws IOException {
+        AgentjailRun byName = AgentjailRun.in(dir.resolve("by-name")).withoutSeparator();
+        Path claude = byName.project().resolve("claude");
+        Files.writeString(claude, "#!/bin/sh\necho \"telemetry=${DISABLE_TELEMETRY:-unset}\"\n");
+        claude.toFile().setExecutable(true);
+
+        AgentjailRun.Outcome o = byName.run(claude.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("1", o.probe("telemetry"), "the claude-code preset's env.set applies");
+        assertTrue(
+                o.only(dev.agentjail.proxy.audit.AuditRecord.KIND_SESSION_START)
+                        .path("policy_source")
+                        .asText()
+                        .contains("preset:claude-code"),
+                o::describe);
+
+        AgentjailRun separated = AgentjailRun.in(dir.resolve("separated"));
+        Path other = separated.project().resolve("claude");
+        Files.writeString(other, "#!/bin/sh\necho \"telemetry=${DISABLE_TELEMETRY:-unset}\"\n");
+        other.toFile().setExecutable(true);
+        AgentjailRun.Outcome plain = separated.run(other.toString());
+        assertEquals(0, plain.exitCode(), plain::describe);
+        assertEquals("unset", plain.probe("telemetry"), "after --, no preset is picked");
+    }
 }
