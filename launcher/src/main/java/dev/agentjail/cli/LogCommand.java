@@ -10,7 +10,7 @@ import picocli.CommandLine.Spec;
         name = "log",
         mixinStandardHelpOptions = true,
         description = "Reads, checks and exports agentjail audit logs.",
-        subcommands = {LogVerify.class})
+        subcommands = {LogTail.class, LogSummary.class, LogExport.class, LogVerify.class})
 final class LogCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

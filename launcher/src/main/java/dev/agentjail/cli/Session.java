@@ -6,12 +6,14 @@ import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
 import dev.agentjail.jail.HomeEntry;
+import dev.agentjail.jail.HostDevices;
 import dev.agentjail.jail.HostLayout;
 import dev.agentjail.jail.Identity;
 import dev.agentjail.jail.InitBinary;
 import dev.agentjail.jail.JailSpec;
 import dev.agentjail.jail.Limits;
 import dev.agentjail.jail.MaskedFiles;
+import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.SessionFiles;
@@ -169,7 +171,8 @@ final class Session {
                     identity,
                     SECCOMP_FD,
                     OptionalInt.of(STATUS_FD),
-                    command);
+                    PreStart.wrap(policy.jail().preStart(), command),
+                    HostDevices.find(policy.jail().devices()));
             refuseVisibleCa(spec, inspection.authority().directory());
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
             if (uid == 0) {
@@ -227,9 +230,7 @@ final class Session {
                 err.println("agentjail: cannot remove placeholders: " + e.getMessage());
             }
             SessionDirs.delete(sessionDir);
-            err.printf(
-                    "agentjail: session %s: %d requests, %d denied; audit log %s%n",
-                    id, audit.requests(), audit.denials(), auditLog);
+            SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
             err.flush();
         }
     }

@@ -57,12 +57,17 @@ public final class EffectivePolicy {
     }
 
     /**
-     * SHA-256 over every merged document's name and text, so a session record pins exactly the policy
-     * it ran with.
+     * Pins exactly the policy a session ran with: for a single document, the SHA-256 of its bytes (what
+     * {@code sha256sum FILE} prints); for several, a SHA-256 over every merged document's name and
+     * text, each length-prefixed, in merge order.
      */
     public String sha256() {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            if (documents.size() == 1) {
+                return HexFormat.of()
+                        .formatHex(digest.digest(documents.get(0).text().getBytes(StandardCharsets.UTF_8)));
+            }
             for (PolicyDocument document : documents) {
                 byte[] name = document.source().name().getBytes(StandardCharsets.UTF_8);
                 byte[] text = document.text().getBytes(StandardCharsets.UTF_8);

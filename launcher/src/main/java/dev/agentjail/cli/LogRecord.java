@@ -1,0 +1,159 @@
+package dev.agentjail.cli;
+
+import dev.agentjail.proxy.audit.AuditRecord;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+
+/**
+ * One audit record as read back from a log (schema v1, docs/audit-log.md): the documented fields, typed. Fields the
+ * reader does not know (the hash chain's {@code prev_hash} and {@code hmac}, future additions) are not kept.
+ *
+ * <p>Nullable strings are {@code null} when the line did not carry them; {@code port} and {@code status} are 0 then.
+ * Strings are exactly what the log holds: hosts and paths come from the agent's requests, so print them through
+ * {@link LogRecordText#printable} and never into markup unescaped.
+ *
+ * @param seq the hash chain's per-file sequence number, when the log has one
+ * @param mcp the MCP server, method and tool of the request, when the proxy recognised an MCP call
+ * @param sessionInfo the {@code agentjail run} session details of {@code session-start}/{@code session-end} records
+ */
+record LogRecord(
+        int version,
+        String kind,
+        Instant ts,
+        String sessionId,
+        String decision,
+        String reason,
+        String rule,
+        String method,
+        String scheme,
+        String host,
+        int port,
+        String path,
+        int status,
+        long bytesOut,
+        long bytesIn,
+        long durationMs,
+        String tls,
+        String client,
+        String resolvedIp,
+        String error,
+        String firstBytesSha256,
+        List<Redaction> redactions,
+        Mcp mcp,
+        SessionInfo sessionInfo,
+        OptionalLong seq) {
+
+    static final String REQUEST = AuditRecord.KIND_REQUEST;
+    static final String TUNNEL_CLOSE = AuditRecord.KIND_TUNNEL_CLOSE;
+    static final String SESSION_START = AuditRecord.KIND_SESSION_START;
+    static final String SESSION_END = AuditRecord.KIND_SESSION_END;
+    static final String ALLOW = AuditRecord.ALLOW;
+    static final String DENY = AuditRecord.DENY;
+    static final String ERROR = AuditRecord.ERROR;
+
+    LogRecord {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(ts, "ts");
+        Objects.requireNonNull(sessionId, "session");
+        Objects.requireNonNull(seq, "seq");
+        if (REQUEST.equals(kind)) {
+            require(decision != null, "a request record needs \"decision\"");
+            require(reason != null, "a request record needs \"reason\"");
+            require(tls != null, "a request record needs \"tls\"");
+        }
+        require(port >= 0 && port <= 65_535, "\"port\" out of range: " + port);
+        require(status == 0 || (status >= 100 && status <= 999), "\"status\" out of range: " + status);
+        require(bytesOut >= 0 && bytesIn >= 0 && durationMs >= 0, "negative byte count or duration");
+        redactions = redactions == null ? List.of() : List.copyOf(redactions);
+    }
+
+    boolean isRequest() {
+        return REQUEST.equals(kind);
+    }
+
+    boolean isDenied() {
+        return DENY.equals(decision);
+    }
+
+    boolean isAllowed() {
+        return ALLOW.equals(decision);
+    }
+
+    boolean isError() {
+        return ERROR.equals(decision);
+    }
+
+    /** The number of secrets found, over every kind and location. */
+    long redactionCount() {
+        long n = 0;
+        for (Redaction r : redactions) {
+            n += r.count();
+        }
+        return n;
+    }
+
+    /**
+     * Whether this record's bytes are counted nowhere else: every request record, and the {@code tunnel-close} of a
+     * raw tunnel or a WebSocket relay (an intercepted tunnel's bytes are already in its inner requests' records).
+     */
+    boolean carriesOwnBytes() {
+        if (isRequest()) {
+            return true;
+        }
+        return TUNNEL_CLOSE.equals(kind) && (AuditRecord.TLS_TUNNEL.equals(tls) || status == 101);
+    }
+
+    /** The MCP tool name, or {@code null} when the record is no MCP tool call. */
+    String mcpTool() {
+        return mcp == null ? null : mcp.tool();
+    }
+
+    private static void require(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    /** What the redaction step found in one place: never the value. */
+    record Redaction(String kind, String location, long count) {
+        Redaction {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(location, "location");
+            require(count >= 1, "a redaction count must be at least 1");
+        }
+    }
+
+    /** The MCP call a request carried; any part may be {@code null}. */
+    record Mcp(String server, String method, String tool) {
+        /** The tool with its server when known, e.g. {@code github/create_issue}; {@code null} without a tool. */
+        String toolLabel() {
+            if (tool == null) {
+                return null;
+            }
+            return server == null ? tool : server + "/" + tool;
+        }
+    }
+
+    /**
+     * The extra fields of session records; each is {@code null} when absent.
+     *
+     * @param command the program and a note with the number of its arguments (the arguments are never logged)
+     */
+    record SessionInfo(
+            String policySha256,
+            String policySource,
+            List<String> command,
+            List<String> binds,
+            List<String> envNames,
+            Long exitCode,
+            Long requests,
+            Long denials) {
+        SessionInfo {
+            command = command == null ? null : List.copyOf(command);
+            binds = binds == null ? null : List.copyOf(binds);
+            envNames = envNames == null ? null : List.copyOf(envNames);
+        }
+    }
+}

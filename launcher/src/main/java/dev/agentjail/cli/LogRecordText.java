@@ -1,0 +1,87 @@
+package dev.agentjail.cli;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+
+/** Turns log values into text a person reads: safe to print on a terminal, sizes in binary units. */
+final class LogRecordText {
+    private static final String[] UNITS = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    private LogRecordText() {}
+
+    /**
+     * {@code value} with every character that could act on a terminal or disguise text shown as a visible escape: C0
+     * and C1 controls, DEL, the line and paragraph separators, the bidirectional controls (Trojan Source) and lone
+     * surrogates become {@code \\uXXXX}, and a backslash becomes {@code \\\\} so an escape cannot be forged. Hosts and
+     * paths in the log come from the agent: they are printed only through this.
+     */
+    static String printable(String value) {
+        if (value == null) {
+            return null;
+        }
+        StringBuilder out = null;
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            boolean pair = Character.isHighSurrogate(c)
+                    && i + 1 < value.length()
+                    && Character.isLowSurrogate(value.charAt(i + 1));
+            if (pair) {
+                if (out != null) {
+                    out.append(c).append(value.charAt(i + 1));
+                }
+                i++;
+                continue;
+            }
+            boolean unsafe = c == '\\' || isControl(c) || isBidi(c) || Character.isSurrogate(c);
+            if (unsafe && out == null) {
+                out = new StringBuilder(value.length() + 16).append(value, 0, i);
+            }
+            if (out == null) {
+                continue;
+            }
+            if (c == '\\') {
+                out.append("\\\\");
+            } else if (unsafe) {
+                out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out == null ? value : out.toString();
+    }
+
+    /** A time as the log writes it: RFC 3339 in UTC with exactly three fraction digits. */
+    static String time(Instant t) {
+        return TIME.format(t);
+    }
+
+    /** A byte count for people: {@code 512 B}, {@code 1.5 KiB}, {@code 3.0 MiB}. */
+    static String bytes(long n) {
+        if (n < 1024) {
+            return n + " B";
+        }
+        double v = n;
+        int unit = -1;
+        while (v >= 1024 && unit < UNITS.length - 1) {
+            v /= 1024;
+            unit++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, UNITS[unit]);
+    }
+
+    private static boolean isControl(char c) {
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029';
+    }
+
+    private static boolean isBidi(char c) {
+        return c == '\u061c'
+                || c == '\u200e'
+                || c == '\u200f'
+                || (c >= '\u202a' && c <= '\u202e')
+                || (c >= '\u2066' && c <= '\u2069');
+    }
+}

@@ -1,0 +1,159 @@
+package dev.agentjail.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code agentjail log tail}: prints the last requests of an audit log, one readable line each, and can follow it. */
+@Command(
+        name = "tail",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Prints the last requests of an audit log, one readable line each.",
+            "A line holds the time, decision, method, target, status, bytes sent and",
+            "received, and the reason of a refusal, secrets redacted and MCP tool when",
+            "there are any. With -f, keeps printing new requests, also across rotation."
+        })
+final class LogTail implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = {"-f", "--follow"},
+            description = "Keep reading as the log grows (follows the file name across rotation).")
+    boolean follow;
+
+    @Option(
+            names = {"-n", "--lines"},
+            paramLabel = "N",
+            defaultValue = "10",
+            description = "How many of the last matching requests to print first (default: ${DEFAULT-VALUE}).")
+    int lines;
+
+    @Option(names = "--deny", description = "Only requests the policy or the SSRF guard denied.")
+    boolean denyOnly;
+
+    @Option(
+            names = "--host",
+            paramLabel = "HOST",
+            description = "Only requests to HOST (case-insensitive); *.example.com matches its subdomains.")
+    String host;
+
+    @Option(
+            names = "--color",
+            paramLabel = "WHEN",
+            defaultValue = LogTailFormat.COLOR_AUTO,
+            description = "Colour the decision: auto (on a terminal), always, never. NO_COLOR in the environment"
+                    + " turns colour off in every case.")
+    String color;
+
+    @Mixin
+    LogReaderOptions reading;
+
+    @Parameters(
+            arity = "0..1",
+            paramLabel = "FILE",
+            description = "Audit log (default: $XDG_STATE_HOME/agentjail/audit.jsonl).")
+    Path file;
+
+    @Override
+    public Integer call() throws Exception {
+        if (lines < 0) {
+            throw new CliException(ExitCodes.USAGE, "--lines must be 0 or more");
+        }
+        if (!LogTailFormat.COLOR_AUTO.equals(color)
+                && !LogTailFormat.COLOR_ALWAYS.equals(color)
+                && !LogTailFormat.COLOR_NEVER.equals(color)) {
+            throw new CliException(ExitCodes.USAGE, "--color must be auto, always or never, not " + color);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Path log = file != null ? file : Paths.defaultAuditLog(System.getenv());
+        LogTailFormat format =
+                new LogTailFormat(LogTailFormat.useColor(color, System.getenv(), LogTailFormat.stdoutIsTerminal()));
+        Predicate<LogRecord> wanted = filter(denyOnly, host);
+        LogReader.OnProblem onProblem = reading.onProblem(err);
+        LogReader reader;
+        try {
+            reader = LogReader.open(log, onProblem);
+        } catch (NoSuchFileException e) {
+            throw new CliException(ExitCodes.FAILURE, "cannot read " + log + ": no such file");
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.FAILURE, "cannot read " + log + ": " + e.getMessage(), e);
+        }
+        try {
+            Deque<LogRecord> last = new ArrayDeque<>();
+            for (LogRecord r = reader.next(); r != null; r = reader.next()) {
+                if (wanted.test(r) && lines > 0) {
+                    if (last.size() == lines) {
+                        last.removeFirst();
+                    }
+                    last.addLast(r);
+                }
+            }
+            last.forEach(r -> out.println(format.format(r)));
+            out.flush();
+            if (!follow) {
+                reader.finish();
+                reader.close();
+                return ExitCodes.OK;
+            }
+        } catch (IOException | RuntimeException e) {
+            reader.close();
+            throw e;
+        }
+        LogTailFollower follower = new LogTailFollower(
+                log,
+                onProblem,
+                r -> {
+                    if (wanted.test(r)) {
+                        out.println(format.format(r));
+                    }
+                },
+                out::flush,
+                LogTailFollower.Pause.sleeping(LogTailFollower.POLL_INTERVAL));
+        // A closed pipe (`| head`) shows as a PrintWriter error: stop then instead of polling forever.
+        follower.run(reader, out::checkError);
+        return ExitCodes.OK;
+    }
+
+    /** Request records only, narrowed by {@code --deny} and {@code --host}. */
+    static Predicate<LogRecord> filter(boolean denyOnly, String host) {
+        Predicate<LogRecord> p = LogRecord::isRequest;
+        if (denyOnly) {
+            p = p.and(LogRecord::isDenied);
+        }
+        if (host != null) {
+            p = p.and(hostMatcher(host));
+        }
+        return p;
+    }
+
+    /** An exact host, or {@code *.domain} for its subdomains at any depth; case and one trailing dot ignored. */
+    static Predicate<LogRecord> hostMatcher(String pattern) {
+        String want = normalise(pattern);
+        if (want.startsWith("*.")) {
+            String suffix = want.substring(1);
+            return r -> r.host() != null && normalise(r.host()).endsWith(suffix);
+        }
+        return r -> r.host() != null && normalise(r.host()).equals(want);
+    }
+
+    private static String normalise(String host) {
+        String h = host.toLowerCase(Locale.ROOT);
+        return h.endsWith(".") ? h.substring(0, h.length() - 1) : h;
+    }
+}

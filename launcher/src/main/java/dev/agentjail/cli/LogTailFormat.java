@@ -1,0 +1,143 @@
+package dev.agentjail.cli;
+
+import java.io.Console;
+import java.lang.reflect.Method;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * One readable line per request record, for {@code agentjail log tail}: time, decision, method, target, status, bytes
+ * each way, and when present the reason of a refusal, the secrets redacted and the MCP tool. Every value from the log
+ * goes through {@link LogRecordText#printable}, so a hostile path cannot drive the terminal.
+ */
+final class LogTailFormat {
+    static final String COLOR_AUTO = "auto";
+    static final String COLOR_ALWAYS = "always";
+    static final String COLOR_NEVER = "never";
+
+    private static final String RESET = "\u001b[0m";
+    private static final String GREEN = "\u001b[32m";
+    private static final String RED = "\u001b[1;31m";
+    private static final String YELLOW = "\u001b[33m";
+
+    private final boolean color;
+
+    LogTailFormat(boolean color) {
+        this.color = color;
+    }
+
+    /**
+     * Whether to colour: never when {@code NO_COLOR} is set to anything non-empty (no-color.org), whatever {@code
+     * when} says; for {@code auto} only on a terminal whose {@code TERM} is not {@code dumb}.
+     */
+    static boolean useColor(String when, Map<String, String> env, boolean terminal) {
+        String noColor = env.get("NO_COLOR");
+        if (noColor != null && !noColor.isEmpty()) {
+            return false;
+        }
+        return switch (when) {
+            case COLOR_ALWAYS -> true;
+            case COLOR_NEVER -> false;
+            default -> terminal && !"dumb".equals(env.get("TERM"));
+        };
+    }
+
+    /**
+     * Whether standard output is a terminal. From JDK 22 {@link System#console()} exists even when output is
+     * redirected and {@code Console.isTerminal()} tells; the code targets 21, where a console exists only on a
+     * terminal, so the newer method is looked up at run time.
+     */
+    static boolean stdoutIsTerminal() {
+        Console console = System.console();
+        if (console == null) {
+            return false;
+        }
+        try {
+            Method isTerminal = Console.class.getMethod("isTerminal");
+            return (Boolean) isTerminal.invoke(console);
+        } catch (NoSuchMethodException e) {
+            return true;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The line for one request record, without a line terminator. */
+    String format(LogRecord r) {
+        StringBuilder out = new StringBuilder(160);
+        out.append(LogRecordText.time(r.ts())).append("  ");
+        String decision = r.decision() == null ? "-" : r.decision().toUpperCase(Locale.ROOT);
+        String padded = pad(LogRecordText.printable(decision), 5);
+        String colour = color ? colourOf(r.decision()) : null;
+        if (colour != null) {
+            out.append(colour).append(padded).append(RESET);
+        } else {
+            out.append(padded);
+        }
+        out.append("  ").append(pad(r.method() == null ? "-" : LogRecordText.printable(r.method()), 7));
+        out.append("  ").append(target(r));
+        out.append("  ").append(r.status() == 0 ? "-" : String.valueOf(r.status()));
+        out.append("  out ").append(compact(r.bytesOut()));
+        out.append("  in ").append(compact(r.bytesIn()));
+        if (!r.isAllowed() && r.reason() != null) {
+            out.append("  reason ").append(LogRecordText.printable(r.reason()));
+        }
+        if (!r.redactions().isEmpty()) {
+            out.append("  redacted ")
+                    .append(r.redactions().stream()
+                            .map(x -> LogRecordText.printable(x.kind()) + "@" + LogRecordText.printable(x.location())
+                                    + "(" + x.count() + ")")
+                            .collect(Collectors.joining(",")));
+        }
+        if (r.mcp() != null) {
+            String label = r.mcp().toolLabel();
+            out.append("  mcp ")
+                    .append(LogRecordText.printable(
+                            label != null
+                                    ? label
+                                    : r.mcp().method() != null ? r.mcp().method() : "-"));
+        }
+        return out.toString();
+    }
+
+    /**
+     * Where the request went, as a URL without query ({@code https://host/path}, the port only when not the scheme's
+     * default), {@code host:port} for CONNECT, or what is known of it.
+     */
+    static String target(LogRecord r) {
+        String host = r.host() == null ? "?" : r.host().indexOf(':') >= 0 ? "[" + r.host() + "]" : r.host();
+        host = LogRecordText.printable(host);
+        String path = r.path() == null ? "" : LogRecordText.printable(r.path());
+        if ("CONNECT".equals(r.method())) {
+            return host + (r.port() > 0 ? ":" + r.port() : "");
+        }
+        if (r.host() == null && r.path() == null) {
+            return "-";
+        }
+        if (r.scheme() == null) {
+            return host + (r.port() > 0 ? ":" + r.port() : "") + path;
+        }
+        int defaultPort = "https".equals(r.scheme()) ? 443 : 80;
+        String port = r.port() > 0 && r.port() != defaultPort ? ":" + r.port() : "";
+        return LogRecordText.printable(r.scheme()) + "://" + host + port + path;
+    }
+
+    private static String colourOf(String decision) {
+        if (LogRecord.ALLOW.equals(decision)) {
+            return GREEN;
+        }
+        if (LogRecord.DENY.equals(decision)) {
+            return RED;
+        }
+        return LogRecord.ERROR.equals(decision) ? YELLOW : null;
+    }
+
+    private static String compact(long bytes) {
+        return LogRecordText.bytes(bytes).replace(" ", "");
+    }
+
+    private static String pad(String s, int width) {
+        return s.length() >= width ? s : s + " ".repeat(width - s.length());
+    }
+}

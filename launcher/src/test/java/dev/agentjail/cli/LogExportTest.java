@@ -1,0 +1,202 @@
+package dev.agentjail.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LogExportTest {
+    static final LogExportFieldList ECS = LogExportFieldList.load("ecs-fields.txt");
+    static final LogExportFieldList OCSF = LogExportFieldList.load("ocsf-http-activity-fields.txt");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyEcsDocumentUsesOnlyListedFieldsOfTheirTypes() throws Exception {
+        Path log = LogReaderTestCli.resource(LogTailTest.SAMPLE);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "ecs", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        List<Map<String, Object>> docs = parseLines(r.out());
+        assertEquals(16, docs.size(), "every valid record, of every kind");
+        for (Map<String, Object> doc : docs) {
+            assertEquals(List.of(), ECS.problems(doc), () -> LogRecordJson.write(doc));
+        }
+        Map<String, Object> ssrf = docs.get(3);
+        assertEquals("2026-11-30T09:44:09.000Z", ssrf.get("@timestamp"));
+        assertEquals(List.of("access", "denied"), at(ssrf, "event.type"));
+        assertEquals("failure", at(ssrf, "event.outcome"));
+        assertEquals("ssrf-link-local", at(ssrf, "event.reason"));
+        assertEquals("169.254.169.254", at(ssrf, "destination.ip"));
+        assertEquals("metadata.allowed.test", at(ssrf, "destination.domain"));
+        assertEquals("http://metadata.allowed.test/latest/meta-data/", at(ssrf, "url.full"));
+        assertEquals(3_000_000L, at(ssrf, "event.duration"), "milliseconds become nanoseconds");
+        assertNull(at(ssrf, "rule.id"), "\"-\" means no rule");
+        assertEquals("127.0.0.1", at(ssrf, "source.ip"));
+        assertEquals(51240L, at(ssrf, "source.port"));
+
+        Map<String, Object> start = docs.get(0);
+        assertEquals(List.of("session"), at(start, "event.category"));
+        assertEquals("claude", at(start, "process.name"));
+        assertEquals(3L, at(start, "process.args_count"), "the program and its 2 arguments");
+        Map<String, Object> mcp = docs.get(5);
+        assertEquals("create_issue", at(mcp, "agentjail.mcp.tool"));
+        Map<String, Object> chained = docs.get(11);
+        assertEquals(12L, at(chained, "event.sequence"));
+        Map<String, Object> ipv6 = docs.get(14);
+        assertEquals("::1", at(ipv6, "source.ip"));
+        assertEquals("2001:db8::10", at(ipv6, "destination.ip"));
+        assertEquals(0L, at(docs.get(15), "process.exit_code"));
+        assertEquals("success", at(docs.get(15), "event.outcome"));
+    }
+
+    @Test
+    void everyOcsfEventIsAnHttpActivityWithListedAttributesOfTheirTypes() throws Exception {
+        Path log = LogReaderTestCli.resource(LogTailTest.SAMPLE);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "ocsf", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        assertTrue(r.err().contains("2 record(s) other than request and tunnel-close"), r.err());
+        List<Map<String, Object>> events = parseLines(r.out());
+        assertEquals(14, events.size(), "13 requests and 1 tunnel-close");
+        for (Map<String, Object> e : events) {
+            assertEquals(List.of(), OCSF.problems(e), () -> LogRecordJson.write(e));
+            long classUid = (Long) e.get("class_uid");
+            long activity = (Long) e.get("activity_id");
+            assertEquals(classUid * 100 + activity, e.get("type_uid"), "type_uid = class_uid * 100 + activity_id");
+        }
+        Map<String, Object> connect = events.get(0);
+        assertEquals(1L, connect.get("activity_id"));
+        assertEquals("HTTP Activity: Connect", connect.get("type_name"));
+        assertNull(at(connect, "http_request.url"), "a CONNECT names an authority, not a URL");
+        assertEquals(443L, at(connect, "dst_endpoint.port"));
+        assertEquals(1_796_031_847_123L, connect.get("time"), "milliseconds since the epoch");
+        assertEquals("1.3.0", at(connect, "metadata.version"));
+        assertEquals("a1b2c3d4e5f60718", at(connect, "metadata.correlation_uid"));
+
+        Map<String, Object> ssrf = events.get(2);
+        assertEquals(2L, ssrf.get("action_id"));
+        assertEquals(2L, ssrf.get("disposition_id"));
+        assertEquals(2L, ssrf.get("status_id"));
+        assertEquals(3L, ssrf.get("severity_id"));
+        assertEquals("ssrf-link-local", ssrf.get("status_code"));
+        assertEquals("169.254.169.254", at(ssrf, "dst_endpoint.ip"));
+        assertEquals("http://metadata.allowed.test/latest/meta-data/", at(ssrf, "http_request.url.url_string"));
+        assertEquals(403L, at(ssrf, "http_response.code"));
+
+        Map<String, Object> tunnelClose = events.get(8);
+        assertEquals("tunnel-close", at(tunnelClose, "metadata.event_code"));
+        assertEquals(2_001_000L, at(tunnelClose, "traffic.bytes"));
+
+        Map<String, Object> malformed = events.get(9);
+        assertEquals(0L, malformed.get("activity_id"), "no method: Unknown");
+        assertEquals(0L, malformed.get("action_id"));
+        assertEquals("bare LF in the request head", malformed.get("status_detail"));
+        assertEquals(400L, at(malformed, "http_response.code"));
+
+        assertEquals(
+                "http://evil.test/a%1B%5B31mred%E2%80%AEevil",
+                at(events.get(11), "http_request.url.url_string"), "a URL holds no raw control or bidi character");
+        assertEquals("/a\u001b[31mred\u202eevil", at(events.get(11), "http_request.url.path"), "the path as logged");
+
+        Map<String, Object> redacted = events.get(12);
+        assertEquals(
+                List.of(
+                        Map.of("kind", "known:API_KEY", "location", "header:authorization", "count", 2L),
+                        Map.of("kind", "github-pat", "location", "body", "count", 1L)),
+                at(redacted, "unmapped.redactions"));
+    }
+
+    @Test
+    void outputFileIsWrittenWholeWithMode0600() throws Exception {
+        Path log = LogReaderTestCli.resource(LogTailTest.SAMPLE);
+        Path out = dir.resolve("export.jsonl");
+        LogReaderTestCli.Run toFile =
+                LogReaderTestCli.run("log", "export", "--format", "ecs", "-o", out.toString(), log.toString());
+        assertEquals(ExitCodes.OK, toFile.exitCode(), toFile.err());
+        assertEquals("", toFile.out());
+        LogReaderTestCli.Run toStdout = LogReaderTestCli.run("log", "export", "--format", "ecs", log.toString());
+        assertEquals(toStdout.out(), Files.readString(out));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(out)));
+
+        LogReaderTestCli.Run strict = LogReaderTestCli.run(
+                "log",
+                "export",
+                "--format",
+                "ecs",
+                "--strict",
+                "-o",
+                dir.resolve("x.jsonl").toString(),
+                log.toString());
+        assertEquals(ExitCodes.FAILURE, strict.exitCode(), strict.err());
+        assertFalse(Files.exists(dir.resolve("x.jsonl")), "a failed export leaves no file");
+        try (var files = Files.list(dir)) {
+            assertEquals(List.of(out), files.toList(), "nor a temporary one");
+        }
+    }
+
+    @Test
+    void anUnknownFormatIsAUsageError() {
+        Path log = LogReaderTestCli.resource(LogTailTest.SAMPLE);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "cef", log.toString());
+        assertEquals(ExitCodes.USAGE, r.exitCode(), r.err());
+        assertTrue(r.err().contains("--format must be ecs or ocsf"), r.err());
+    }
+
+    @Test
+    void theFieldListCheckCatchesUnknownFieldsWrongTypesAndMissingRequiredOnes() {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("activity_id", 3L);
+        doc.put("class_uid", "4002");
+        doc.put("made_up", 1L);
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        metadata.put("version", "1.3.0");
+        doc.put("metadata", metadata);
+        doc.put("http_request", Map.of("url", Map.of("hostname", "h.test")));
+        doc.put("dst_endpoint", Map.of("port", 70000L));
+        doc.put("unmapped", Map.of("redactions", List.of(Map.of("kind", "k"))));
+        List<String> problems = OCSF.problems(doc);
+        assertEquals(
+                List.of(
+                        "class_uid: expected integer_t, found 4002",
+                        "unknown field made_up",
+                        "dst_endpoint.port: expected port_t, found 70000",
+                        "missing required unmapped.redactions.location",
+                        "missing required unmapped.redactions.count",
+                        "missing required category_uid",
+                        "missing required type_uid",
+                        "missing required severity_id",
+                        "missing required time",
+                        "missing required metadata.product",
+                        "none of [http_request.url.url_string, http_request.url.path]",
+                        "none of [dst_endpoint.hostname, dst_endpoint.ip]"),
+                problems);
+    }
+
+    private static Object at(Map<String, Object> doc, String path) {
+        return LogExportFieldList.lookup(doc, path);
+    }
+
+    static List<Map<String, Object>> parseLines(String out) throws LogRecordException {
+        List<Map<String, Object>> docs = new ArrayList<>();
+        for (String line : out.split("\n", -1)) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> doc = (Map<String, Object>) LogRecordJson.parse(line);
+            docs.add(doc);
+        }
+        assertTrue(out.isEmpty() || out.endsWith("\n"), "JSON Lines end every line in \\n");
+        return docs;
+    }
+}

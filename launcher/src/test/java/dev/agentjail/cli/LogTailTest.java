@@ -1,0 +1,182 @@
+package dev.agentjail.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LogTailTest {
+    static final String SAMPLE = "audit-sample.jsonl";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void tailPrintsOneLinePerRequestRecord() {
+        Path log = LogReaderTestCli.resource(SAMPLE);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "never", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        LogReaderTestCli.assertGolden("tail-all.txt", r.out());
+        LogReaderTestCli.assertGolden("tail-warnings.txt", r.err().replace(log.toString(), "FILE"));
+    }
+
+    @Test
+    void denyAndHostNarrowTheLines() {
+        Path log = LogReaderTestCli.resource(SAMPLE);
+        LogReaderTestCli.Run deny =
+                LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "never", "--deny", log.toString());
+        assertEquals(ExitCodes.OK, deny.exitCode(), deny.err());
+        LogReaderTestCli.assertGolden("tail-deny.txt", deny.out());
+
+        LogReaderTestCli.Run host =
+                LogReaderTestCli.run("log", "tail", "--color", "never", "--host", "EVIL.test.", log.toString());
+        List<String> lines = host.out().lines().toList();
+        assertEquals(2, lines.size(), host.out());
+        assertTrue(lines.stream().allMatch(l -> l.contains("http://evil.test/")), host.out());
+
+        LogReaderTestCli.Run wildcard =
+                LogReaderTestCli.run("log", "tail", "--color", "never", "--host", "*.example.test", log.toString());
+        List<String> sub = wildcard.out().lines().toList();
+        assertEquals(9, sub.size(), wildcard.out());
+        assertTrue(sub.stream().noneMatch(l -> l.contains("evil.test")), wildcard.out());
+    }
+
+    @Test
+    void withoutLinesItPrintsTheLastTen() {
+        Path log = LogReaderTestCli.resource(SAMPLE);
+        LogReaderTestCli.Run all = LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "never", log.toString());
+        LogReaderTestCli.Run last = LogReaderTestCli.run("log", "tail", "--color", "never", log.toString());
+        List<String> every = all.out().lines().toList();
+        assertTrue(every.size() > 10, all.out());
+        assertEquals(
+                every.subList(every.size() - 10, every.size()),
+                last.out().lines().toList());
+    }
+
+    @Test
+    void colourMarksOnlyTheDecisionAndNothingFromTheLogReachesTheTerminalRaw() {
+        Path log = LogReaderTestCli.resource(SAMPLE);
+        LogReaderTestCli.Run plain =
+                LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "never", log.toString());
+        // The sample has a path with ESC [31m and a right-to-left override: both must arrive as visible escapes.
+        assertFalse(plain.out().contains("\u001b"), plain.out());
+        assertFalse(plain.out().contains("\u202e"), plain.out());
+        assertTrue(plain.out().contains("/a\\u001b[31mred\\u202eevil"), plain.out());
+
+        LogReaderTestCli.Run coloured =
+                LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "always", log.toString());
+        assertTrue(coloured.out().contains("  \u001b[1;31mDENY \u001b[0m  GET"), coloured.out());
+        assertTrue(coloured.out().contains("  \u001b[32mALLOW\u001b[0m  POST"), coloured.out());
+        assertTrue(coloured.out().contains("  \u001b[33mERROR\u001b[0m  -"), coloured.out());
+        String stripped = coloured.out().replaceAll("\u001b\\[[0-9;]*m", "");
+        assertEquals(plain.out(), stripped, "colour adds escape codes around the decision and nothing else");
+    }
+
+    @Test
+    void noColorWinsOverEverythingAndAutoColoursOnlyATerminal() {
+        Map<String, String> none = Map.of();
+        Map<String, String> noColor = Map.of("NO_COLOR", "1");
+        assertTrue(LogTailFormat.useColor("auto", none, true));
+        assertFalse(LogTailFormat.useColor("auto", none, false));
+        assertFalse(LogTailFormat.useColor("auto", Map.of("TERM", "dumb"), true));
+        assertTrue(LogTailFormat.useColor("always", none, false));
+        assertFalse(LogTailFormat.useColor("never", none, true));
+        assertFalse(LogTailFormat.useColor("auto", noColor, true));
+        assertFalse(LogTailFormat.useColor("always", noColor, true), "NO_COLOR beats --color always");
+        assertTrue(LogTailFormat.useColor("auto", Map.of("NO_COLOR", ""), true), "an empty NO_COLOR does not count");
+    }
+
+    @Test
+    void strictStopsAtTheFirstBadLineNamingFileAndLine() {
+        Path log = LogReaderTestCli.resource(SAMPLE);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "tail", "--strict", log.toString());
+        assertEquals(ExitCodes.FAILURE, r.exitCode(), r.err());
+        assertTrue(r.err().contains(log + ":12: invalid JSON at column "), r.err());
+        assertEquals("", r.out());
+    }
+
+    @Test
+    void aMissingLogAndBadOptionsAreReported() {
+        LogReaderTestCli.Run missing =
+                LogReaderTestCli.run("log", "tail", dir.resolve("none.jsonl").toString());
+        assertEquals(ExitCodes.FAILURE, missing.exitCode());
+        assertTrue(missing.err().contains("no such file"), missing.err());
+        LogReaderTestCli.Run colour = LogReaderTestCli.run(
+                "log", "tail", "--color", "sometimes", dir.resolve("x").toString());
+        assertEquals(ExitCodes.USAGE, colour.exitCode(), colour.err());
+    }
+
+    @Test
+    void followReadsAppendsWaitsForWholeLinesAndFollowsTheNameAcrossRotationAndTruncation() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        Path rotated = dir.resolve("audit.jsonl.1");
+        Files.writeString(log, line("/before"));
+        List<String> seen = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        Deque<Runnable> steps = new ArrayDeque<>(List.of(
+                () -> append(log, line("/a") + line("/b").substring(0, 40)),
+                () -> append(log, line("/b").substring(40)),
+                () -> {
+                    move(log, rotated);
+                    append(rotated, line("/c")); // written by the writer just before it switched files
+                    append(log, line("/d"));
+                },
+                () -> append(log, line("/e")),
+                () -> {
+                    write(log, line("/f")); // truncated in place and rewritten
+                }));
+        LogTailFollower follower =
+                new LogTailFollower(log, p -> problems.add(p.toString()), r -> seen.add(r.path()), () -> {}, () -> {
+                    Runnable step = steps.poll();
+                    if (step != null) {
+                        step.run();
+                    }
+                });
+        LogReader reader = LogReader.open(log, p -> problems.add(p.toString()));
+        follower.run(reader, steps::isEmpty);
+        assertEquals(List.of("/before", "/a", "/b", "/c", "/d", "/e", "/f"), seen);
+        assertEquals(List.of(), problems, "a line still being written is not a problem");
+    }
+
+    private static String line(String path) {
+        return "{\"v\":1,\"kind\":\"request\",\"ts\":\"2026-11-30T09:44:07.123Z\",\"session\":\"s\",\"decision\":\"allow\","
+                + "\"reason\":\"allowed\",\"method\":\"GET\",\"host\":\"h.test\",\"path\":\"" + path
+                + "\",\"bytes_out\":0,\"bytes_in\":0,\"duration_ms\":0,\"tls\":\"none\"}\n";
+    }
+
+    private static void append(Path file, String text) {
+        try {
+            Files.writeString(file, text, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void write(Path file, String text) {
+        try {
+            Files.writeString(file, text, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void move(Path from, Path to) {
+        try {
+            Files.move(from, to);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
