@@ -40,6 +40,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -281,7 +282,12 @@ final class Session {
         return patterns;
     }
 
-    private static List<HomeEntry> homeEntries(Policy policy) {
+    /**
+     * The policy's home paths as binds below the jail's home, parents first: bwrap mounts in order, so a
+     * read-only entry inside a writable directory (a preset's hook-bearing settings file inside the
+     * agent's config dir) is mounted over it and stays read-only.
+     */
+    static List<HomeEntry> homeEntries(Policy policy) {
         List<HomeEntry> entries = new ArrayList<>();
         for (HostPath p : policy.filesystem().read()) {
             if (p.anchor() == HostPath.Anchor.HOME) {
@@ -293,10 +299,12 @@ final class Session {
                 entries.add(new HomeEntry(p.path(), Access.READ_WRITE));
             }
         }
+        entries.sort(Comparator.comparingInt(e -> e.relative().getNameCount()));
         return entries;
     }
 
-    private static List<Bind> extraBinds(Policy policy, Path home) {
+    /** The policy's absolute paths as binds, parents first (see {@link #homeEntries}). */
+    static List<Bind> extraBinds(Policy policy, Path home) {
         List<Bind> binds = new ArrayList<>();
         for (HostPath p : policy.filesystem().read()) {
             if (p.anchor() == HostPath.Anchor.ROOT) {
@@ -308,10 +316,11 @@ final class Session {
                 binds.add(new Bind(p.resolve(home), p.resolve(home), Access.READ_WRITE, true));
             }
         }
+        binds.sort(Comparator.comparingInt(b -> b.target().getNameCount()));
         return binds;
     }
 
-    private static Limits limits(Policy policy) {
+    static Limits limits(Policy policy) {
         var l = policy.limits();
         return new Limits(
                 l.openFiles(),

@@ -24,8 +24,6 @@ import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.Preset;
 import dev.agentjail.policy.Presets;
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -232,34 +230,16 @@ class PresetJailArgvTest {
 
     // The launcher's own policy-to-spec mapping (Session), so this test sees what `agentjail run` builds.
 
-    @SuppressWarnings("unchecked")
-    private static List<HomeEntry> homeEntries(Policy policy) throws Exception {
-        return (List<HomeEntry>) sessionMapping("homeEntries", new Class<?>[] {Policy.class}, policy);
+    private static List<HomeEntry> homeEntries(Policy policy) {
+        return Session.homeEntries(policy);
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<Bind> extraBinds(Policy policy) throws Exception {
-        return (List<Bind>) sessionMapping("extraBinds", new Class<?>[] {Policy.class, Path.class}, policy, HOME);
+    private static List<Bind> extraBinds(Policy policy) {
+        return Session.extraBinds(policy, HOME);
     }
 
-    private static Limits limits(Policy policy) throws Exception {
-        return (Limits) sessionMapping("limits", new Class<?>[] {Policy.class}, policy);
-    }
-
-    private static Object sessionMapping(String name, Class<?>[] types, Object... args) throws Exception {
-        Method method;
-        try {
-            method = Session.class.getDeclaredMethod(name, types);
-        } catch (NoSuchMethodException e) {
-            throw new AssertionError(
-                    "Session." + name + " moved; point PresetJailArgvTest at the launcher's policy-to-spec mapping", e);
-        }
-        method.setAccessible(true);
-        try {
-            return method.invoke(null, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause() instanceof Exception cause ? cause : e;
-        }
+    private static Limits limits(Policy policy) {
+        return Session.limits(policy);
     }
 
     /** Which lines appear only on one side, for the failure message. */
