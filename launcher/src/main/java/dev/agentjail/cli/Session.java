@@ -126,7 +126,8 @@ final class Session {
                 Clock.systemUTC(),
                 Math.min(2, Runtime.getRuntime().availableProcessors()),
                 inspection.interception(),
-                inspection.inspection()));
+                inspection.inspection(),
+                policy.mcp()));
         PidsCgroup cgroup = null;
         List<ProtectedPath> protectedPaths = List.of();
         long started = System.nanoTime();

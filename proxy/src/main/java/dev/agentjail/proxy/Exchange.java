@@ -5,6 +5,7 @@ import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.RedactionCount;
 import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.mcp.McpExchange;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.ReferenceCountUtil;
@@ -24,7 +25,9 @@ final class Exchange {
         /** Waiting for DNS, the SSRF guard and the upstream connection; body parts are held. */
         DIALING,
         /** Connected: body parts stream upstream, the response streams back. */
-        FORWARDING
+        FORWARDING,
+        /** An MCP message (or a body that may be one) is collected and decided before anything is dialled. */
+        COLLECTING
     }
 
     final HttpRequest request;
@@ -58,6 +61,10 @@ final class Exchange {
     boolean intercepted;
     /** The request as it goes upstream (redacted, credentials injected); null until it is allowed. */
     OutboundRequest outbound;
+    /** The MCP inspection of this exchange; null when it needs none. */
+    McpExchange mcp;
+    /** A 100 Continue went to the client already (while the body was collected). */
+    boolean continueSent;
 
     Exchange(
             HttpRequest request,
@@ -107,6 +114,9 @@ final class Exchange {
         }
         if (dialled != null) {
             b.resolvedIp(dialled.getHostAddress());
+        }
+        if (mcp != null) {
+            b.mcp(mcp.details());
         }
         if (outbound != null && !outbound.findings().isEmpty()) {
             b.redactions(outbound.findings().stream()

@@ -2,20 +2,27 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
+import dev.agentjail.proxy.audit.McpDetails;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.mcp.McpErrors;
+import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.tls.UpstreamTls;
 import dev.agentjail.proxy.upstream.DialOutcome;
 import dev.agentjail.proxy.upstream.Dialer;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -27,6 +34,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.util.ArrayDeque;
+import java.util.function.Function;
 
 /**
  * Drives one client connection: takes decoded requests one at a time, decides on each, and either
@@ -147,9 +155,27 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         Exchange ex = outcome.exchange();
         current = ex;
         if (outcome instanceof RequestIntake.Refused r) {
-            refuse(ex, r.decision(), r.status(), r.reason(), r.detail(), r.close());
+            if (ex.mcp != null && ex.mcp.refused()) {
+                refuseMcp(ex);
+            } else {
+                refuse(ex, r.decision(), r.status(), r.reason(), r.detail(), r.close());
+            }
             return;
         }
+        if (ex.mcp != null && ex.mcp.collecting()) {
+            // Decided on its body before anything is dialled: a refused MCP call never reaches the server.
+            ex.phase = Exchange.Phase.COLLECTING;
+            if (ex.expectContinue) {
+                ex.continueSent = true;
+                ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+            }
+            return;
+        }
+        proceed(ex);
+    }
+
+    /** Forwards an admitted exchange: over the kept upstream connection if it fits, else through a new one. */
+    private void proceed(Exchange ex) {
         ex.phase = Exchange.Phase.DIALING;
         current = ex;
         if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
@@ -243,8 +269,17 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (!ex.outbound.collects()) {
             upstream.sendHead(ex);
         }
-        if (ex.expectContinue) {
+        if (ex.expectContinue && !ex.continueSent) {
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+        if (ex.mcp != null && ex.mcp.collecting()) {
+            // Already redacted and inspected while it was collected.
+            HttpContent body = ex.mcp.takeBody();
+            if (body != null) {
+                // Counted as it arrived (collectMcp), like every other body part: the redactor may still hold
+                // back the last few bytes of what was collected.
+                upstream.write(body, body instanceof LastHttpContent);
+            }
         }
         Object o;
         while ((o = ex.held.poll()) != null) {
@@ -286,7 +321,47 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 ex.held.add(content);
             }
             case FORWARDING -> forwardContent(content);
+            case COLLECTING -> collectMcp(ex, content);
         }
+    }
+
+    /** One body part of a request whose MCP content is decided before it is forwarded. */
+    private void collectMcp(Exchange ex, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        ex.bytesOut += Exchange.size(content);
+        if (last) {
+            ex.requestComplete = true;
+        }
+        // Redacted first: the decision is made on exactly the bytes the server would get.
+        HttpContent out = ex.outbound.transform(content, ctx.alloc());
+        if (ex.outbound.refused()) {
+            if (out != null) {
+                out.release();
+            }
+            ex.bytesOut = 0; // Collected, never sent upstream.
+            OutboundRequest o = ex.outbound;
+            refuse(ex, AuditRecord.DENY, o.refusalStatus(), o.refusalReason(), o.refusalDetail(), true);
+            return;
+        }
+        switch (ex.mcp.offer(out, last)) {
+            case MORE -> {}
+            case FORWARD -> proceed(ex);
+            case REFUSE -> refuseMcp(ex);
+        }
+    }
+
+    /** Answers a refused MCP message with its JSON-RPC error; the connection stays open if the body was read. */
+    private void refuseMcp(Exchange ex) {
+        McpExchange m = ex.mcp;
+        ex.bytesOut = 0; // Refused before anything was dialled: nothing went upstream.
+        refuse(
+                ex,
+                AuditRecord.DENY,
+                m.refusalStatus(),
+                m.refusalReason(),
+                m.refusalRule(),
+                !ex.requestComplete,
+                close -> m.refusal(ctx.alloc(), close));
     }
 
     private void forwardContent(HttpContent content) {
@@ -356,6 +431,14 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     void onResponseHead(HttpResponse response, boolean head) {
         Exchange ex = current;
+        if (ex.mcp != null && ex.mcp.onResponseHead(response) == McpExchange.ResponseMode.JSON) {
+            // Held back until the body is filtered: its length changes.
+            return;
+        }
+        writeResponseHead(ex, response, head);
+    }
+
+    private void writeResponseHead(Exchange ex, HttpResponse response, boolean head) {
         encoder.answeringHead(head);
         ex.responseStarted = true;
         ex.status = response.status().code();
@@ -397,12 +480,81 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     void onResponseContent(HttpContent content) {
         Exchange ex = current;
+        if (ex.mcp != null && ex.mcp.responseMode() != McpExchange.ResponseMode.PASS) {
+            // Counted as sent to the client, after filtering.
+            mcpResponseContent(ex, content);
+            return;
+        }
         ex.bytesIn += Exchange.size(content);
         if (content instanceof LastHttpContent last) {
             completeExchange(ex, last);
             return;
         }
         ctx.write(content);
+    }
+
+    /** A response part from an approved MCP server: list results and event streams are filtered. */
+    private void mcpResponseContent(Exchange ex, HttpContent content) {
+        McpExchange m = ex.mcp;
+        boolean last = content instanceof LastHttpContent;
+        if (m.responseMode() == McpExchange.ResponseMode.SSE) {
+            ByteBuf out = m.filterSse(content.content(), last, ctx.alloc());
+            content.release();
+            for (McpDetails dropped : m.takeDropped()) {
+                recordQuietly(recordOf(ex)
+                        .kind(AuditRecord.KIND_MCP_MESSAGE)
+                        .decision(AuditRecord.DENY)
+                        .reason(McpErrors.REASON_SERVER_REQUEST_DROPPED)
+                        .mcp(dropped)
+                        .build());
+            }
+            if (out != null) {
+                ex.bytesIn += out.readableBytes();
+            }
+            if (out == null) {
+                endInFlight(
+                        ex,
+                        AuditRecord.ERROR,
+                        HttpResponseStatus.BAD_GATEWAY,
+                        McpErrors.REASON_UNINSPECTABLE,
+                        m.streamProblem());
+            } else if (last) {
+                completeExchange(ex, new DefaultLastHttpContent(out));
+            } else if (out.isReadable()) {
+                ctx.write(new DefaultHttpContent(out));
+            } else {
+                out.release();
+            }
+            return;
+        }
+        if (!m.collectResponse(content)) {
+            endInFlight(
+                    ex,
+                    AuditRecord.ERROR,
+                    HttpResponseStatus.BAD_GATEWAY,
+                    McpErrors.REASON_UNINSPECTABLE,
+                    "the MCP server's list response is larger than " + McpExchange.MAX_RESPONSE_BYTES + " bytes");
+            return;
+        }
+        if (!last) {
+            return;
+        }
+        byte[] body = m.filteredResponse();
+        if (body == null) {
+            endInFlight(
+                    ex,
+                    AuditRecord.ERROR,
+                    HttpResponseStatus.BAD_GATEWAY,
+                    McpErrors.REASON_UNINSPECTABLE,
+                    "the MCP server's list response is not a strict JSON-RPC response");
+            return;
+        }
+        ex.bytesIn += body.length;
+        HttpResponse head = m.heldHead();
+        head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+        head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        writeResponseHead(ex, head, false);
+        completeExchange(ex, new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
     }
 
     void onUpstreamReadComplete() {
@@ -477,20 +629,44 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private void refuse(
             Exchange ex, String decision, HttpResponseStatus status, String reason, String line, boolean close) {
+        refuse(
+                ex,
+                decision,
+                status,
+                reason,
+                ex.rule,
+                close,
+                c -> Responses.refusal(ctx.alloc(), status, reason, ex.rule, line, c));
+    }
+
+    /** Records the refusal (decided by {@code rule}) and answers with {@code answer}, built for the final close flag. */
+    private void refuse(
+            Exchange ex,
+            String decision,
+            HttpResponseStatus status,
+            String reason,
+            String rule,
+            boolean close,
+            Function<Boolean, FullHttpResponse> answer) {
         ex.status = status.code();
-        AuditRecord record = recordOf(ex).decision(decision).reason(reason).build();
+        AuditRecord record =
+                recordOf(ex).decision(decision).reason(reason).rule(rule).build();
         try {
             runtime.audit().append(record);
         } catch (AuditUnavailableException e) {
-            status = HttpResponseStatus.SERVICE_UNAVAILABLE;
-            reason = ProxyReasons.AUDIT_UNAVAILABLE;
-            line = "the audit log cannot be written; no request is served until it can";
+            answer = c -> Responses.refusal(
+                    ctx.alloc(),
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    ProxyReasons.AUDIT_UNAVAILABLE,
+                    ex.rule,
+                    "the audit log cannot be written; no request is served until it can",
+                    c);
             close = true;
         }
         ex.releaseHeld();
         boolean closeNow = close || !ex.clientKeepAlive;
         encoder.answeringHead(ex.request.method().equals(io.netty.handler.codec.http.HttpMethod.HEAD));
-        var write = ctx.writeAndFlush(Responses.refusal(ctx.alloc(), status, reason, ex.rule, line, closeNow));
+        var write = ctx.writeAndFlush(answer.apply(closeNow));
         if (closeNow) {
             closing = true;
             current = null;

@@ -1,5 +1,6 @@
 package dev.agentjail.proxy;
 
+import dev.agentjail.policy.McpPolicy;
 import dev.agentjail.policy.NetworkPolicy;
 import dev.agentjail.proxy.audit.AuditSink;
 import dev.agentjail.proxy.http.HttpLimits;
@@ -12,7 +13,7 @@ import java.util.Objects;
 /**
  * Everything one proxy instance needs, injected: the rules, the resolver, the audit sink and the clocks.
  * {@code interception} is null when CONNECT tunnels are relayed unopened; {@code inspection} says what
- * is looked for in the requests the proxy can read.
+ * is looked for in the requests the proxy can read, and {@code mcp} which MCP servers and tools are approved.
  */
 public record ProxyConfig(
         NetworkPolicy network,
@@ -24,7 +25,34 @@ public record ProxyConfig(
         Clock clock,
         int ioThreads,
         Interception interception,
-        Inspection inspection) {
+        Inspection inspection,
+        McpPolicy mcp) {
+    /** A proxy with no approved MCP server (MCP sent anywhere is refused). */
+    public ProxyConfig(
+            NetworkPolicy network,
+            String session,
+            AuditSink audit,
+            HostResolver resolver,
+            HttpLimits limits,
+            Timeouts timeouts,
+            Clock clock,
+            int ioThreads,
+            Interception interception,
+            Inspection inspection) {
+        this(
+                network,
+                session,
+                audit,
+                resolver,
+                limits,
+                timeouts,
+                clock,
+                ioThreads,
+                interception,
+                inspection,
+                McpPolicy.none());
+    }
+
     /** A proxy that relays every allowed CONNECT as an opaque tunnel (no interception). */
     public ProxyConfig(
             NetworkPolicy network,
@@ -35,7 +63,18 @@ public record ProxyConfig(
             Timeouts timeouts,
             Clock clock,
             int ioThreads) {
-        this(network, session, audit, resolver, limits, timeouts, clock, ioThreads, null, Inspection.defaults());
+        this(
+                network,
+                session,
+                audit,
+                resolver,
+                limits,
+                timeouts,
+                clock,
+                ioThreads,
+                null,
+                Inspection.defaults(),
+                McpPolicy.none());
     }
 
     public ProxyConfig {
@@ -47,6 +86,7 @@ public record ProxyConfig(
         Objects.requireNonNull(timeouts, "timeouts");
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(inspection, "inspection");
+        Objects.requireNonNull(mcp, "mcp");
         if (ioThreads < 1) {
             throw new IllegalArgumentException("ioThreads must be >= 1");
         }

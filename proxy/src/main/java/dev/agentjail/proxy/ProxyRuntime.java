@@ -3,12 +3,17 @@ package dev.agentjail.proxy;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditSink;
 import dev.agentjail.proxy.inspect.Inspector;
+import dev.agentjail.proxy.mcp.McpGate;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
 import java.time.Clock;
 
 /** What every connection of one proxy shares: its configuration and the stateless helpers built from it. */
-record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer, Inspector inspector) {
+record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer, Inspector inspector, McpGate mcp) {
+    ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer, Inspector inspector) {
+        this(config, router, dialer, inspector, McpGate.of(config.mcp()));
+    }
+
     String session() {
         return config.session();
     }

@@ -4,6 +4,7 @@ import dev.agentjail.policy.Decision;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.route.Routing;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -120,6 +121,21 @@ final class RequestIntake {
                     true);
         }
         ex.websocket = WebSockets.isUpgradeRequest(request);
+        if (outbound != null) {
+            // MCP: requests to an approved endpoint, and POST bodies anywhere else, are looked at as JSON-RPC.
+            ex.mcp = McpExchange.start(
+                    runtime.mcp(), request, routed.scheme(), routed.target(), stripQuery(routed.originForm()));
+            if (ex.mcp != null && ex.mcp.refusedFromHead(request, ex.websocket)) {
+                // The exchange handler answers with the MCP refusal's JSON-RPC error.
+                return new Refused(
+                        ex,
+                        AuditRecord.DENY,
+                        ex.mcp.refusalStatus(),
+                        ex.mcp.refusalReason(),
+                        ex.mcp.refusalDetail(),
+                        true);
+            }
+        }
         return new Admitted(ex);
     }
 

@@ -41,6 +41,9 @@ public final class AuditJson {
         if (!r.redactions().isEmpty()) {
             redactions(out, r.redactions());
         }
+        if (r.mcp() != null) {
+            mcp(out, r.mcp());
+        }
         if (r.sessionDetails() != null) {
             sessionDetails(out, r.sessionDetails());
         }
@@ -59,6 +62,39 @@ public final class AuditJson {
             out.append("\",\"count\":").append(c.count()).append('}');
         }
         out.append(']');
+    }
+
+    /** The nested {@code "mcp"} object; its members follow the same omission rules as the top level. */
+    private static void mcp(StringBuilder out, McpDetails m) {
+        int start = out.length();
+        out.append(",\"mcp\":{");
+        int open = out.length();
+        string(out, "server", m.server());
+        string(out, "method", m.method());
+        string(out, "tool", m.tool());
+        string(out, "id", m.id());
+        if (m.argsBytes() >= 0) {
+            number(out, "args_bytes", m.argsBytes());
+        }
+        if (m.hidden() > 0) {
+            number(out, "hidden", m.hidden());
+        }
+        if (!m.changed().isEmpty()) {
+            strings(out, "changed", m.changed());
+        }
+        if (!m.flagged().isEmpty()) {
+            strings(out, "flagged", m.flagged());
+        }
+        if (m.dropped() > 0) {
+            number(out, "dropped", m.dropped());
+        }
+        if (out.length() == open) {
+            out.setLength(start);
+            return;
+        }
+        // Members were written with a leading comma, as at the top level: drop the first one.
+        out.deleteCharAt(open);
+        out.append('}');
     }
 
     private static void sessionDetails(StringBuilder out, SessionDetails d) {

@@ -34,7 +34,8 @@ public record AuditRecord(
         String error,
         String firstBytesSha256,
         SessionDetails sessionDetails,
-        List<RedactionCount> redactions) {
+        List<RedactionCount> redactions,
+        McpDetails mcp) {
 
     /** Written as {@code "v"} first on every line; bump only for incompatible changes. */
     public static final int SCHEMA_VERSION = 1;
@@ -42,6 +43,12 @@ public record AuditRecord(
     public static final String KIND_REQUEST = "request";
     /** Written when a CONNECT tunnel closes: its byte counts and duration (the request record came first). */
     public static final String KIND_TUNNEL_CLOSE = "tunnel-close";
+
+    /**
+     * One MCP message that is not a request of its own: a server-to-client request the proxy dropped from an event
+     * stream (docs/mcp.md). Carries {@code mcp}, the decision and reason; the exchange it came in has its own record.
+     */
+    public static final String KIND_MCP_MESSAGE = "mcp-message";
 
     public static final String KIND_SESSION_START = "session-start";
     public static final String KIND_SESSION_END = "session-end";
@@ -95,6 +102,56 @@ public record AuditRecord(
         redactions = redactions == null ? List.of() : List.copyOf(redactions);
     }
 
+    /** The record without MCP details (every record that is not about an MCP message). */
+    public AuditRecord(
+            String kind,
+            Instant ts,
+            String session,
+            String decision,
+            String reason,
+            String rule,
+            String method,
+            String scheme,
+            String host,
+            int port,
+            String path,
+            int status,
+            long bytesOut,
+            long bytesIn,
+            long durationMs,
+            String tls,
+            String client,
+            String resolvedIp,
+            String error,
+            String firstBytesSha256,
+            SessionDetails sessionDetails,
+            List<RedactionCount> redactions) {
+        this(
+                kind,
+                ts,
+                session,
+                decision,
+                reason,
+                rule,
+                method,
+                scheme,
+                host,
+                port,
+                path,
+                status,
+                bytesOut,
+                bytesIn,
+                durationMs,
+                tls,
+                client,
+                resolvedIp,
+                error,
+                firstBytesSha256,
+                sessionDetails,
+                redactions,
+                null);
+    }
+
     public static Builder builder() {
         return new Builder();
     }
@@ -143,8 +200,15 @@ public record AuditRecord(
         private String error;
         private String firstBytesSha256;
         private List<RedactionCount> redactions = List.of();
+        private McpDetails mcp;
 
         private Builder() {}
+
+        /** The MCP message this request carried (docs/mcp.md); null for anything else. */
+        public Builder mcp(McpDetails value) {
+            mcp = value;
+            return this;
+        }
 
         public Builder redactions(List<RedactionCount> value) {
             redactions = value;
@@ -281,7 +345,8 @@ public record AuditRecord(
                     error,
                     firstBytesSha256,
                     sessionDetails,
-                    redactions);
+                    redactions,
+                    mcp);
         }
 
         public Builder sessionDetails(SessionDetails value) {
