@@ -21,6 +21,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -67,6 +68,9 @@ final class ProxyCommand implements Callable<Integer> {
             defaultValue = "1s")
     String auditSync;
 
+    @Mixin
+    AuditChainOptions auditChain = new AuditChainOptions();
+
     @Option(
             names = "--ca-dir",
             paramLabel = "DIR",
@@ -89,6 +93,7 @@ final class ProxyCommand implements Callable<Integer> {
         }
         InetSocketAddress address = HostPorts.parseListen(listen);
         Duration sync = Durations.parse(auditSync, "--audit-sync");
+        FileAuditLog.Options auditOptions = auditChain.toOptions(sync);
         Path ca = caDir != null ? caDir : CertificateAuthority.defaultDirectory(System.getenv());
         // Before the audit log opens: a secret or CA problem stops the proxy before it has done anything.
         InspectionSetup inspection =
@@ -96,7 +101,7 @@ final class ProxyCommand implements Callable<Integer> {
         Path logPath = auditLog != null ? auditLog : Paths.defaultAuditLog(System.getenv());
         FileAuditLog audit;
         try {
-            audit = FileAuditLog.open(logPath, sync);
+            audit = FileAuditLog.open(logPath, auditOptions);
         } catch (IOException e) {
             inspection.close();
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
@@ -113,7 +118,8 @@ final class ProxyCommand implements Callable<Integer> {
                 Clock.systemUTC(),
                 io,
                 inspection.interception(),
-                inspection.inspection());
+                inspection.inspection(),
+                policy.mcp());
         ProxyServer server = new ProxyServer(config);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()

@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.certs.CertificateAuthority;
 import dev.agentjail.policy.Presets;
+import dev.agentjail.proxy.audit.FileAuditLog;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -83,6 +85,9 @@ final class RunCommand implements Callable<Integer> {
             description = "Port of the proxy inside the jail (default: ${DEFAULT-VALUE}).")
     int port;
 
+    @Mixin
+    AuditChainOptions auditChain = new AuditChainOptions();
+
     @Parameters(
             arity = "1..*",
             paramLabel = "COMMAND",
@@ -113,7 +118,18 @@ final class RunCommand implements Callable<Integer> {
                 ? auditLog
                 : policy.policy().audit().log().orElseGet(() -> Paths.defaultAuditLog(System.getenv()));
         Path ca = caDir != null ? caDir : CertificateAuthority.defaultDirectory(System.getenv());
-        Session session = new Session(policy, ca, projectDir, logPath, port, sessionTimeout, List.copyOf(command), err);
+        FileAuditLog.Options auditOptions = auditChain.toOptions(FileAuditLog.DEFAULT_SYNC_INTERVAL);
+        Session session = new Session(
+                policy,
+                ca,
+                projectDir,
+                logPath,
+                auditOptions,
+                auditChain.hmacKeyFile(),
+                port,
+                sessionTimeout,
+                List.copyOf(command),
+                err);
         return session.run();
     }
 

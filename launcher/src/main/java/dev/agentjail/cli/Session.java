@@ -62,6 +62,8 @@ final class Session {
     private final Path caDir;
     private final Path project;
     private final Path auditLog;
+    private final FileAuditLog.Options auditOptions;
+    private final Optional<Path> hmacKey;
     private final int port;
     private final Duration timeout;
     private final List<String> command;
@@ -76,6 +78,8 @@ final class Session {
             Path caDir,
             Path project,
             Path auditLog,
+            FileAuditLog.Options auditOptions,
+            Optional<Path> hmacKey,
             int port,
             Duration timeout,
             List<String> command,
@@ -84,6 +88,8 @@ final class Session {
         this.caDir = caDir;
         this.project = project;
         this.auditLog = auditLog;
+        this.auditOptions = auditOptions;
+        this.hmacKey = hmacKey;
         this.port = port;
         this.timeout = timeout;
         this.command = command;
@@ -109,7 +115,7 @@ final class Session {
         Path sessionDir = SessionDirs.create(hostEnv, id);
         FileAuditLog file;
         try {
-            file = FileAuditLog.open(auditLog, Duration.ofSeconds(1));
+            file = FileAuditLog.open(auditLog, auditOptions);
         } catch (IOException e) {
             SessionDirs.delete(sessionDir);
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + auditLog + ": " + e.getMessage());
@@ -176,6 +182,9 @@ final class Session {
                     PreStart.wrap(policy.jail().preStart(), command),
                     HostDevices.find(policy.jail().devices()));
             refuseVisibleCa(spec, inspection.authority().directory());
+            if (hmacKey.isPresent()) {
+                refuseExposedKey(spec, hmacKey.get());
+            }
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
             if (uid == 0) {
                 // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
@@ -343,10 +352,11 @@ final class Session {
         }
     }
 
-    /** The audit log must stay out of the agent's reach: not in the project, nor under anything bound in. */
+    /**
+     * The audit log, its rotated files and lock file, and the HMAC key must stay out of the agent's reach: not in
+     * the project, nor under anything bound in, nor bound themselves.
+     */
     private void refuseVisibleAuditLog(Policy policy, Path home) {
-        Path log = auditLog.toAbsolutePath().normalize();
-        Path real = realPrefix(log);
         List<Path> visible = new ArrayList<>();
         visible.add(project);
         for (HostPath p : policy.filesystem().read()) {
@@ -355,12 +365,54 @@ final class Session {
         for (HostPath p : policy.filesystem().write()) {
             visible.add(p.resolve(home));
         }
+        Path log = auditLog.toAbsolutePath().normalize();
         for (Path v : visible) {
-            if (log.startsWith(v) || real.startsWith(v)) {
+            if (exposesLog(v, log) || exposesLog(v, realPrefix(log))) {
                 throw new CliException(
                         ExitCodes.USAGE,
-                        "the audit log " + auditLog + " would be visible inside the jail (under " + v
+                        "the audit log " + auditLog + " would be visible inside the jail (through " + v
                                 + "); choose a path outside the project and the policy's binds");
+            }
+            if (hmacKey.isPresent()) {
+                Path key = hmacKey.get().toAbsolutePath().normalize();
+                if (key.startsWith(v) || realPrefix(key).startsWith(v)) {
+                    throw new CliException(
+                            ExitCodes.USAGE,
+                            "the audit HMAC key " + hmacKey.get() + " would be visible inside the jail (under " + v
+                                    + "); keep it outside the project and the policy's binds");
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether binding {@code bound} shows the log or one of its siblings (rotated files {@code LOG.N}, the lock file
+     * {@code .LOG.lock}): it contains the log's directory, or is such a sibling.
+     */
+    static boolean exposesLog(Path bound, Path log) {
+        Path dir = log.getParent();
+        if (dir == null || dir.startsWith(bound)) {
+            return true;
+        }
+        Path parent = bound.getParent();
+        if (parent == null || !parent.equals(dir) || bound.getFileName() == null) {
+            return false;
+        }
+        String name = bound.getFileName().toString();
+        String logName = log.getFileName().toString();
+        return name.startsWith(logName) || name.startsWith("." + logName);
+    }
+
+    /** The HMAC key signs the log: no bind may show it to the agent. */
+    private static void refuseExposedKey(JailSpec spec, Path key) {
+        Path file = key.toAbsolutePath().normalize();
+        for (Path candidate : List.of(file, realPrefix(file))) {
+            Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
+            if (bind.isPresent()) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the audit HMAC key " + key + " would be visible inside the jail through the bind of "
+                                + bind.get() + "; keep it outside the project and the policy's binds");
             }
         }
     }

@@ -52,6 +52,7 @@ final class AgentjailRun {
     private Path jar = jar();
     private boolean withPolicy;
     private boolean separator = true;
+    private final List<String> extraOptions = new ArrayList<>();
     private String timeout;
     private List<String> userPrefix = List.of();
 
@@ -242,11 +243,18 @@ final class AgentjailRun {
         if (timeout != null) {
             argv.addAll(List.of("--timeout", timeout));
         }
+        argv.addAll(extraOptions);
         if (separator) {
             argv.add("--");
         }
         argv.addAll(command);
         return argv;
+    }
+
+    /** Adds launcher options before the command, e.g. {@code --audit-hmac-key FILE}. */
+    AgentjailRun options(String... options) {
+        extraOptions.addAll(List.of(options));
+        return this;
     }
 
     /** Runs {@code agentjail run CMD} without the {@code --}, as a user starting an agent by name does. */

@@ -4,11 +4,15 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -19,21 +23,30 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An append-only JSON Lines audit file whose records reach the kernel before {@code append} returns.
+ * An append-only, hash-chained JSON Lines audit file whose records reach the kernel before {@code append} returns.
  *
  * <p>Durability: {@code append} finishes its {@code write(2)} before returning, so after {@code kill -9} of the JVM no
  * acknowledged record is lost. {@code fsync} happens in group commit every {@code syncInterval} on one daemon thread,
  * so after power loss at most the last {@code syncInterval} of records can be lost. A failed write or fsync makes the
  * sink unhealthy and every append throws until a retry succeeds; the proxy denies requests meanwhile.
+ *
+ * <p>Tamper evidence: every line carries {@code seq} and {@code prev_hash} (and, with a key, {@code hmac}) right after
+ * {@code "v"}; see {@link AuditChain}. The chain continues across reopening, rotation and several processes writing
+ * the same file: each append holds an advisory lock on a sidecar file {@code .<name>.lock} and re-reads the end of the
+ * file whenever another writer has touched it since.
  */
 public final class FileAuditLog implements AuditSink {
 
     public static final Duration DEFAULT_SYNC_INTERVAL = Duration.ofSeconds(1);
+
+    /** Rotation threshold unless configured: the live file is rotated once it has reached 64 MiB. */
+    public static final long DEFAULT_MAX_FILE_BYTES = 64L << 20;
 
     private static final Logger LOG = LoggerFactory.getLogger(FileAuditLog.class);
     private static final FileAttribute<Set<PosixFilePermission>> FILE_MODE =
@@ -42,6 +55,50 @@ public final class FileAuditLog implements AuditSink {
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
+    /** How long an append waits for another process's append (a few microseconds normally) before failing closed. */
+    private static final Duration LOCK_WAIT = Duration.ofSeconds(2);
+
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** A failed rotation (say, the directory became read-only) is not retried on every append. */
+    private static final Duration ROTATION_RETRY = Duration.ofMinutes(1);
+
+    /**
+     * How the log is written.
+     *
+     * @param syncInterval the group-commit interval of fsync; positive
+     * @param maxFileBytes rotate the live file once it is this large; 0 never rotates
+     * @param hmacKey sign every line with this key, or null for no HMAC
+     */
+    public record Options(Duration syncInterval, long maxFileBytes, AuditHmacKey hmacKey) {
+        public Options {
+            Objects.requireNonNull(syncInterval, "syncInterval");
+            if (syncInterval.isNegative() || syncInterval.isZero()) {
+                throw new IllegalArgumentException("syncInterval must be positive: " + syncInterval);
+            }
+            if (maxFileBytes < 0) {
+                throw new IllegalArgumentException("maxFileBytes must not be negative: " + maxFileBytes);
+            }
+        }
+
+        /** One-second group commit, rotation at 64 MiB, no HMAC. */
+        public static Options defaults() {
+            return new Options(DEFAULT_SYNC_INTERVAL, DEFAULT_MAX_FILE_BYTES, null);
+        }
+
+        public Options withSyncInterval(Duration value) {
+            return new Options(value, maxFileBytes, hmacKey);
+        }
+
+        public Options withMaxFileBytes(long value) {
+            return new Options(syncInterval, value, hmacKey);
+        }
+
+        public Options withHmacKey(AuditHmacKey value) {
+            return new Options(syncInterval, maxFileBytes, value);
+        }
+    }
+
     /** The two things the log needs from its file; tests substitute one that fails on demand. */
     interface Storage extends Closeable {
         int write(ByteBuffer source) throws IOException;
@@ -49,14 +106,24 @@ public final class FileAuditLog implements AuditSink {
         void force() throws IOException;
     }
 
-    /** Opens the storage, initially and again after a failure (an interrupted write closes a FileChannel). */
+    /**
+     * Opens the storage for appending to {@code file}, initially, after a failure (an interrupted write closes a
+     * FileChannel) and after a rotation.
+     */
     @FunctionalInterface
     interface StorageOpener {
-        Storage open() throws IOException;
+        Storage open(Path file) throws IOException;
     }
 
+    /** What this writer knows about the live file after its own last write; null fields mean "look again". */
+    private record Position(Object fileKey, long size, ChainTail tail) {}
+
+    private final Path file;
+    private final Path lockFile;
     private final String name;
     private final StorageOpener opener;
+    private final long maxFileBytes;
+    private final ChainEncoder encoder;
     private final ScheduledExecutorService syncer;
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicBoolean dirty = new AtomicBoolean();
@@ -64,53 +131,90 @@ public final class FileAuditLog implements AuditSink {
     private volatile boolean writeFailed;
     private volatile boolean syncFailed;
     private volatile boolean closed;
-    private boolean tornLine; // guarded by lock: a failed write left a partial line that needs terminating
+    private Object storageKey; // guarded by lock: the file key of the inode storage writes to
+    private Position position; // guarded by lock: null when the file must be looked at again
+    private FileChannel lockChannel; // guarded by lock
+    private boolean rotationFailed; // guarded by lock: only the first failure of a series is logged
+    private long nextRotationAttempt; // guarded by lock: System.nanoTime() after which a failed rotation is retried
 
-    FileAuditLog(String name, StorageOpener opener, Duration syncInterval) throws IOException {
-        this.name = Objects.requireNonNull(name, "name");
+    FileAuditLog(Path file, StorageOpener opener, Options options) throws IOException {
+        this.file = file.toAbsolutePath();
+        this.lockFile = this.file.resolveSibling("." + this.file.getFileName() + ".lock");
+        this.name = this.file.toString();
         this.opener = Objects.requireNonNull(opener, "opener");
-        if (syncInterval.isNegative() || syncInterval.isZero()) {
-            throw new IllegalArgumentException("syncInterval must be positive: " + syncInterval);
+        this.maxFileBytes = options.maxFileBytes();
+        this.encoder = new ChainEncoder(
+                options.hmacKey() == null ? null : options.hmacKey().newMac());
+        lock.lock();
+        try {
+            // Fails here, not at the first request, if the file, its lock or its chain cannot be read.
+            FileLock held = lockProcesses();
+            try {
+                follow();
+            } finally {
+                releaseQuietly(held);
+            }
+        } catch (IOException e) {
+            closeQuietly(storage);
+            if (lockChannel != null) {
+                lockChannel.close();
+            }
+            throw e;
+        } finally {
+            lock.unlock();
         }
-        this.storage = opener.open();
         this.syncer = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "agentjail-audit-sync");
             thread.setDaemon(true);
             return thread;
         });
-        long nanos = syncInterval.toNanos();
+        long nanos = options.syncInterval().toNanos();
         syncer.scheduleWithFixedDelay(this::sync, nanos, nanos, TimeUnit.NANOSECONDS);
     }
 
-    /** Opens {@code file} with the default one-second group commit. */
+    /** Opens {@code file} with the default options: one-second group commit, rotation at 64 MiB, no HMAC. */
     public static FileAuditLog open(Path file) throws IOException {
-        return open(file, DEFAULT_SYNC_INTERVAL);
+        return open(file, Options.defaults());
+    }
+
+    /** Opens {@code file} with the default options but the given group-commit interval. */
+    public static FileAuditLog open(Path file, Duration syncInterval) throws IOException {
+        return open(file, Options.defaults().withSyncInterval(syncInterval));
     }
 
     /**
-     * Opens {@code file} for appending, creating missing parent directories 0700 and a new file 0600. Refuses to
-     * follow a symbolic link at {@code file}, so nobody can redirect the log by planting one.
+     * Opens {@code file} for appending, creating missing parent directories 0700 and a new file 0600, and continues
+     * the chain from the end of the file (or of its newest rotated file). Refuses to follow a symbolic link at
+     * {@code file}, so nobody can redirect the log by planting one.
      */
-    public static FileAuditLog open(Path file, Duration syncInterval) throws IOException {
+    public static FileAuditLog open(Path file, Options options) throws IOException {
         Path absolute = file.toAbsolutePath();
         Path parent = absolute.getParent();
         if (parent != null) {
             Files.createDirectories(parent, DIR_MODE);
         }
-        StorageOpener opener = () -> new FileStorage(FileChannel.open(
-                absolute,
+        return new FileAuditLog(absolute, FileAuditLog::openFile, options);
+    }
+
+    private static Storage openFile(Path path) throws IOException {
+        return new FileStorage(FileChannel.open(
+                path,
                 Set.of(
                         StandardOpenOption.CREATE,
                         StandardOpenOption.WRITE,
                         StandardOpenOption.APPEND,
                         LinkOption.NOFOLLOW_LINKS),
                 FILE_MODE));
-        return new FileAuditLog(absolute.toString(), opener, syncInterval);
+    }
+
+    /** The live file this log appends to. */
+    public Path file() {
+        return file;
     }
 
     @Override
     public void append(AuditRecord record) throws AuditUnavailableException {
-        byte[] line = AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8);
+        byte[] json = AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8);
         lock.lock();
         try {
             if (closed) {
@@ -119,7 +223,7 @@ public final class FileAuditLog implements AuditSink {
             if (syncFailed) {
                 retrySync();
             }
-            write(line);
+            write(json);
         } finally {
             lock.unlock();
         }
@@ -159,30 +263,40 @@ public final class FileAuditLog implements AuditSink {
                 closeQuietly(current);
                 storage = null;
             }
+            if (lockChannel != null) {
+                try {
+                    lockChannel.close();
+                } catch (IOException e) {
+                    // Nothing is held any more; the descriptor goes with the process anyway.
+                }
+                lockChannel = null;
+            }
         } finally {
             lock.unlock();
         }
     }
 
-    /** Writes the whole line before returning; called with the lock held. */
-    private void write(byte[] line) throws AuditUnavailableException {
-        ByteBuffer buffer = ByteBuffer.allocate(line.length + (tornLine ? 1 : 0));
-        if (tornLine) {
-            // Ends the fragment of an earlier failed write so that it stays one unparsable line, not two merged.
-            buffer.put((byte) '\n');
-        }
-        buffer.put(line).flip();
+    /** Chains and writes the whole line before returning; called with the lock held. */
+    private void write(byte[] json) throws AuditUnavailableException {
+        ByteBuffer buffer = null;
+        FileLock held = null;
         try {
-            if (storage == null) {
-                storage = opener.open();
-            }
+            held = lockProcesses();
+            follow();
+            Position at = position;
+            ChainTail tail = at.tail();
+            byte[] line = encoder.encode(json, tail.nextSeq(), tail.prevHash(), tail.torn());
+            buffer = ByteBuffer.wrap(line);
             while (buffer.hasRemaining()) {
                 storage.write(buffer);
             }
+            position = new Position(
+                    at.fileKey(),
+                    at.size() + line.length,
+                    new ChainTail(tail.nextSeq() + 1, encoder.lineHash().clone(), false));
         } catch (IOException e) {
-            if (buffer.position() > 0) {
-                tornLine = buffer.get(buffer.position() - 1) != '\n';
-            }
+            // Whatever reached the file (perhaps a fragment of the line) is read back before the next write.
+            position = null;
             Storage failed = storage;
             storage = null;
             if (failed != null) {
@@ -193,8 +307,11 @@ public final class FileAuditLog implements AuditSink {
             }
             writeFailed = true;
             throw new AuditUnavailableException("audit log " + name + " is unwritable: " + e.getMessage(), e);
+        } finally {
+            if (held != null) {
+                releaseQuietly(held);
+            }
         }
-        tornLine = false;
         dirty.set(true);
         if (writeFailed) {
             writeFailed = false;
@@ -202,11 +319,123 @@ public final class FileAuditLog implements AuditSink {
         }
     }
 
+    /**
+     * Makes {@link #storage} and {@link #position} describe the live file as it is now, whoever wrote it last, and
+     * rotates it when it is full. Called with the lock and the process lock held.
+     */
+    private void follow() throws IOException {
+        if (storage == null) {
+            reopenStorage();
+        }
+        BasicFileAttributes now = stat(file);
+        if (now == null || !Objects.equals(now.fileKey(), storageKey)) {
+            // Rotated or replaced by another writer, or removed: every writer follows the path.
+            forceAndClose(storage);
+            storage = null;
+            reopenStorage();
+            now = stat(file);
+            if (now == null) {
+                throw new NoSuchFileException(name, null, "vanished right after it was opened");
+            }
+        }
+        if (position == null || !Objects.equals(position.fileKey(), now.fileKey()) || position.size() != now.size()) {
+            position = new Position(now.fileKey(), now.size(), ChainTail.read(file));
+        }
+        if (maxFileBytes > 0
+                && position.size() >= maxFileBytes
+                && !position.tail().torn()) {
+            rotate();
+        }
+    }
+
+    private void reopenStorage() throws IOException {
+        storage = opener.open(file);
+        BasicFileAttributes opened = stat(file);
+        storageKey = opened == null ? null : opened.fileKey();
+        position = null;
+    }
+
+    /**
+     * Renames the full live file to the next free {@code <name>.<n>} and starts a new one whose first record links to
+     * the last line of the old one. A failed rename leaves the log appending to the full file and is retried after
+     * {@link #ROTATION_RETRY}.
+     */
+    private void rotate() throws IOException {
+        if (rotationFailed && System.nanoTime() - nextRotationAttempt < 0) {
+            return;
+        }
+        // The group commit only ever forces the live file, so the old one is made durable now.
+        storage.force();
+        Path target = AuditChain.rotatedPath(file, AuditChain.nextRotationIndex(file));
+        try {
+            Files.move(file, target);
+        } catch (IOException e) {
+            if (!rotationFailed) {
+                LOG.error("audit log {}: rotation to {} failed; appending to the full file", name, target, e);
+            }
+            rotationFailed = true;
+            nextRotationAttempt = System.nanoTime() + ROTATION_RETRY.toNanos();
+            return;
+        }
+        forceDirectory();
+        if (rotationFailed) {
+            rotationFailed = false;
+            LOG.warn("audit log {} can be rotated again", name);
+        }
+        closeQuietly(storage);
+        storage = null;
+        reopenStorage();
+        // The new file is empty, so this continues from the end of the file just rotated.
+        BasicFileAttributes now = stat(file);
+        position = new Position(now.fileKey(), now.size(), ChainTail.read(file));
+    }
+
+    /** Makes the rename survive power loss; best effort, as the group commit is for the records themselves. */
+    private void forceDirectory() {
+        try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
+            dir.force(true);
+        } catch (IOException e) {
+            LOG.debug("audit log {}: cannot fsync its directory", name, e);
+        }
+    }
+
+    /**
+     * Takes the advisory lock that orders appends between processes (and between logs on the same file in this JVM),
+     * waiting at most {@link #LOCK_WAIT}.
+     */
+    private FileLock lockProcesses() throws IOException {
+        long deadline = System.nanoTime() + LOCK_WAIT.toNanos();
+        long backoff = 10_000;
+        while (true) {
+            if (lockChannel == null || !lockChannel.isOpen()) {
+                lockChannel = FileChannel.open(
+                        lockFile,
+                        Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                        FILE_MODE);
+            }
+            try {
+                FileLock held = lockChannel.tryLock();
+                if (held != null) {
+                    return held;
+                }
+            } catch (OverlappingFileLockException e) {
+                // Another log on the same file in this JVM holds it; wait for it like for another process.
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IOException("the lock " + lockFile + " has been held by another writer for " + LOCK_WAIT);
+            }
+            LockSupport.parkNanos(backoff);
+            backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+        }
+    }
+
     /** Called with the lock held after a background fsync failed: nothing is acknowledged until one succeeds. */
     private void retrySync() throws AuditUnavailableException {
         try {
             if (storage == null) {
-                storage = opener.open();
+                storage = opener.open(file);
+                BasicFileAttributes opened = stat(file);
+                storageKey = opened == null ? null : opened.fileKey();
             }
             storage.force();
         } catch (IOException e) {
@@ -233,6 +462,11 @@ public final class FileAuditLog implements AuditSink {
         } catch (IOException | RuntimeException e) {
             // A RuntimeException would silently cancel the periodic task, so it is caught here too.
             dirty.set(true);
+            if (current != storage) {
+                // Replaced meanwhile (rotation, another writer's rotation, a failure): whoever replaced it forced it
+                // or reported the failure; the next round syncs the new one.
+                return;
+            }
             if (!closed && !syncFailed) {
                 LOG.error("audit log {}: fsync failed; requests are refused until it succeeds", name, e);
             }
@@ -240,7 +474,38 @@ public final class FileAuditLog implements AuditSink {
         }
     }
 
+    /** Forces {@code s} (so replacing it loses no durability) and closes it. */
+    private void forceAndClose(Storage s) throws IOException {
+        if (s == null) {
+            return;
+        }
+        try {
+            s.force();
+        } finally {
+            closeQuietly(s);
+        }
+    }
+
+    private static BasicFileAttributes stat(Path path) throws IOException {
+        try {
+            return Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private static void releaseQuietly(FileLock held) {
+        try {
+            held.release();
+        } catch (IOException e) {
+            // The channel is gone (closed by an interrupt); closing it released the lock.
+        }
+    }
+
     private static void closeQuietly(Storage s) {
+        if (s == null) {
+            return;
+        }
         try {
             s.close();
         } catch (IOException e) {

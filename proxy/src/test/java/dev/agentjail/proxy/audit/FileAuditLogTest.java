@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
@@ -36,6 +37,9 @@ class FileAuditLogTest {
 
     /** Long enough that a line spans several pages of a pipe or buffer, so interleaving would show. */
     private static final String LONG_PATH = "/" + "p".repeat(1500);
+
+    /** How every line starts; the chain fields follow it. */
+    private static final String V = "{\"v\":" + AuditRecord.SCHEMA_VERSION + ",";
 
     @TempDir
     Path dir;
@@ -96,13 +100,13 @@ class FileAuditLogTest {
 
     private FileAuditLog switched(Path file, Controls controls, Duration syncInterval) throws IOException {
         return new FileAuditLog(
-                file.toString(),
-                () -> {
+                file,
+                path -> {
                     controls.opens.incrementAndGet();
                     return new SwitchedStorage(
-                            FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND), controls);
+                            FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.APPEND), controls);
                 },
-                syncInterval);
+                FileAuditLog.Options.defaults().withSyncInterval(syncInterval));
     }
 
     private static List<String> lines(Path file) throws IOException {
@@ -129,7 +133,10 @@ class FileAuditLogTest {
         try (FileAuditLog log = FileAuditLog.open(file, Duration.ofHours(1))) {
             log.append(record("s", "/first"));
 
-            assertEquals(List.of(AuditJson.toLine(record("s", "/first")).stripTrailing()), lines(file));
+            String chained = AuditJson.toLine(record("s", "/first"))
+                    .stripTrailing()
+                    .replace(V, V + "\"seq\":1,\"prev_hash\":\"" + AuditChain.GENESIS + "\",");
+            assertEquals(List.of(chained), lines(file));
         }
     }
 
@@ -170,6 +177,7 @@ class FileAuditLogTest {
         List<String> lines = lines(file);
         assertEquals(50, lines.size());
         assertEquals("/49", MiniJson.parseObject(lines.get(49)).get("path"));
+        assertIntact(file, 50);
     }
 
     @Test
@@ -229,6 +237,7 @@ class FileAuditLogTest {
             Map<String, Object> parsed = MiniJson.parseObject(line);
             assertTrue(seen.add(parsed.get("session") + " " + parsed.get("path")), "duplicate " + line);
         }
+        assertIntact(file, threads * perThread);
     }
 
     @Test
@@ -263,16 +272,29 @@ class FileAuditLogTest {
         Path file = dir.resolve("audit.jsonl");
         Controls controls = new Controls();
         try (FileAuditLog log = switched(file, controls, Duration.ofHours(1))) {
+            log.append(record("s", "/before"));
             controls.tearWrites = true;
             assertThrows(AuditUnavailableException.class, () -> log.append(record("s", "/torn")));
+            assertThrows(AuditUnavailableException.class, () -> log.append(record("s", "/torn-again")));
             controls.tearWrites = false;
             log.append(record("s", "/whole"));
         }
 
         List<String> lines = lines(file);
-        assertEquals(2, lines.size());
-        assertThrows(IllegalArgumentException.class, () -> MiniJson.parseObject(lines.get(0)));
-        assertEquals("/whole", MiniJson.parseObject(lines.get(1)).get("path"));
+        assertEquals(4, lines.size(), lines::toString);
+        assertEquals("/before", MiniJson.parseObject(lines.get(0)).get("path"));
+        assertThrows(IllegalArgumentException.class, () -> MiniJson.parseObject(lines.get(1)));
+        assertThrows(IllegalArgumentException.class, () -> MiniJson.parseObject(lines.get(2)));
+        Map<String, Object> whole = MiniJson.parseObject(lines.get(3));
+        assertEquals("/whole", whole.get("path"));
+        // The failed records were never acknowledged, so the seq carries on from the last one that was.
+        assertEquals(new BigDecimal(2), whole.get("seq"));
+        assertEquals(Sha256.hex(lines.get(2)), whole.get("prev_hash"), "the record links to the fragment before it");
+        ChainVerifier.Report report = assertIntact(file, 2);
+        assertEquals(
+                List.of(ChainVerifier.Kind.TORN_LINE),
+                report.notes().stream().map(ChainVerifier.Finding::kind).toList());
+        assertEquals(2, report.notes().get(0).line());
     }
 
     @Test
@@ -347,6 +369,13 @@ class FileAuditLogTest {
     void rejectsANonPositiveSyncInterval() {
         assertThrows(IllegalArgumentException.class, () -> FileAuditLog.open(dir.resolve("a"), Duration.ZERO));
         assertThrows(IllegalArgumentException.class, () -> FileAuditLog.open(dir.resolve("b"), Duration.ofMillis(-1)));
+    }
+
+    private static ChainVerifier.Report assertIntact(Path file, long records) throws IOException {
+        ChainVerifier.Report report = new ChainVerifier(null, false).verify(List.of(file));
+        assertTrue(report.intact(), report::toString);
+        assertEquals(records, report.records(), report::toString);
+        return report;
     }
 
     private static String readQuietly(Path file) {
