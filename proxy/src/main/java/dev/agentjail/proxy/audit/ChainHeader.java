@@ -1,5 +1,8 @@
 package dev.agentjail.proxy.audit;
 
+import dev.agentjail.proxy.json.Json;
+import dev.agentjail.proxy.json.JsonException;
+import dev.agentjail.proxy.json.JsonReader;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -27,7 +30,19 @@ public record ChainHeader(long seq, String prevHash, String hmac, int hmacStart,
      */
     public static ChainHeader parseRecord(byte[] line, int length) {
         ChainHeader header = parse(line, length);
-        return header != null && JsonSyntax.isObject(line, 0, length) ? header : null;
+        return header != null && isJsonObject(line, 0, length) ? header : null;
+    }
+
+    /** Audit records nest two or three levels; anything much deeper is not one. */
+    private static final int MAX_RECORD_DEPTH = 32;
+
+    /** Whether {@code in[offset, offset + length)} is exactly one strict JSON object (RFC 8259, unique names). */
+    static boolean isJsonObject(byte[] in, int offset, int length) {
+        try {
+            return JsonReader.parse(in, offset, length, MAX_RECORD_DEPTH) instanceof Json.Obj;
+        } catch (JsonException e) {
+            return false;
+        }
     }
 
     /** The header alone, without checking the rest of the line; null when the prefix is not a chain header. */

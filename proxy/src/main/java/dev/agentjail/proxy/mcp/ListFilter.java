@@ -2,6 +2,7 @@ package dev.agentjail.proxy.mcp;
 
 import dev.agentjail.policy.McpServer;
 import dev.agentjail.policy.NameFilter;
+import dev.agentjail.proxy.json.Json;
 import java.util.ArrayList;
 import java.util.List;
 

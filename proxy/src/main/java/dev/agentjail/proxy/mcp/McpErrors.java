@@ -1,5 +1,6 @@
 package dev.agentjail.proxy.mcp;
 
+import dev.agentjail.proxy.json.Json;
 import java.nio.charset.StandardCharsets;
 
 /**

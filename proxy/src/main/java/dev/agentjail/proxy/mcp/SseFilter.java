@@ -1,5 +1,8 @@
 package dev.agentjail.proxy.mcp;
 
+import dev.agentjail.proxy.json.Json;
+import dev.agentjail.proxy.json.JsonException;
+import dev.agentjail.proxy.json.JsonReader;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import dev.agentjail.proxy.audit.AuditJson;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.McpDetails;
+import dev.agentjail.proxy.json.Json;
+import dev.agentjail.proxy.json.JsonReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;

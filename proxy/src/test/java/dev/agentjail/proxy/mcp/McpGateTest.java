@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.agentjail.policy.McpPolicy;
 import dev.agentjail.policy.McpServer;
 import dev.agentjail.policy.NameFilter;
+import dev.agentjail.proxy.json.Json;
+import dev.agentjail.proxy.json.JsonReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.proxy.ProxyReasons;
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.json.Json;
+import dev.agentjail.proxy.json.JsonReader;
 import dev.agentjail.proxy.testing.NettyLeakGuard;
 import dev.agentjail.proxy.testing.RawClient;
 import dev.agentjail.proxy.testing.RawResponse;

@@ -1,4 +1,4 @@
-package dev.agentjail.proxy.mcp;
+package dev.agentjail.proxy.json;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

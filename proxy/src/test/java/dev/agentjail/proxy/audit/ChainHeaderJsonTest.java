@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-class JsonSyntaxTest {
+class ChainHeaderJsonTest {
 
     @ParameterizedTest
     @CsvSource(
@@ -40,7 +40,7 @@ class JsonSyntaxTest {
     void acceptsExactlyOneJsonObject(boolean valid, String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
 
-        assertEquals(valid, JsonSyntax.isObject(bytes, 0, bytes.length), text);
+        assertEquals(valid, ChainHeader.isJsonObject(bytes, 0, bytes.length), text);
     }
 
     @ParameterizedTest
@@ -48,7 +48,7 @@ class JsonSyntaxTest {
     void rejectsRawControlCharactersInStrings(int c) {
         byte[] bytes = ("{\"a\":\"x" + (char) c + "\"}").getBytes(StandardCharsets.UTF_8);
 
-        assertEquals(false, JsonSyntax.isObject(bytes, 0, bytes.length));
+        assertEquals(false, ChainHeader.isJsonObject(bytes, 0, bytes.length));
     }
 
     @ParameterizedTest
@@ -57,6 +57,6 @@ class JsonSyntaxTest {
         String text = "{\"a\":" + "[".repeat(depth) + "]".repeat(depth) + "}";
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
 
-        assertEquals(valid, JsonSyntax.isObject(bytes, 0, bytes.length));
+        assertEquals(valid, ChainHeader.isJsonObject(bytes, 0, bytes.length));
     }
 }

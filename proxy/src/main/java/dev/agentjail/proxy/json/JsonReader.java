@@ -1,4 +1,4 @@
-package dev.agentjail.proxy.mcp;
+package dev.agentjail.proxy.json;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,17 +20,28 @@ public final class JsonReader {
     private final byte[] in;
     private final int end;
     private int pos;
+    private final int maxDepth;
     private int depth;
 
-    private JsonReader(byte[] in, int offset, int length) {
+    private JsonReader(byte[] in, int offset, int length, int maxDepth) {
         this.in = in;
         this.pos = offset;
         this.end = offset + length;
+        this.maxDepth = maxDepth;
+    }
+
+    private JsonReader(byte[] in, int offset, int length) {
+        this(in, offset, length, MAX_DEPTH);
     }
 
     /** Parses exactly one JSON value filling {@code in[offset, offset + length)}. */
     public static Json parse(byte[] in, int offset, int length) throws JsonException {
-        JsonReader r = new JsonReader(in, offset, length);
+        return parse(in, offset, length, MAX_DEPTH);
+    }
+
+    /** As {@link #parse(byte[], int, int)}, with nesting bounded at {@code maxDepth} (at most {@link #MAX_DEPTH}). */
+    public static Json parse(byte[] in, int offset, int length, int maxDepth) throws JsonException {
+        JsonReader r = new JsonReader(in, offset, length, Math.min(maxDepth, MAX_DEPTH));
         r.skipWhitespace();
         Json value = r.value();
         r.skipWhitespace();
@@ -172,8 +183,8 @@ public final class JsonReader {
     }
 
     private void enter() throws JsonException {
-        if (++depth > MAX_DEPTH) {
-            throw error("nested deeper than " + MAX_DEPTH + " levels");
+        if (++depth > maxDepth) {
+            throw error("nested deeper than " + maxDepth + " levels");
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.agentjail.proxy.mcp;
+package dev.agentjail.proxy.json;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -102,7 +102,7 @@ public sealed interface Json {
         }
 
         /** Writes {@code s} as a JSON string: quote, backslash and C0 controls escaped, everything else as is. */
-        static void quote(StringBuilder out, String s) {
+        public static void quote(StringBuilder out, String s) {
             out.append('"');
             for (int i = 0; i < s.length(); i++) {
                 char c = s.charAt(i);

@@ -1,4 +1,4 @@
-package dev.agentjail.proxy.mcp;
+package dev.agentjail.proxy.json;
 
 /** Input that is not strict JSON; {@link #truncated()} when it only ended too early. */
 public final class JsonException extends Exception {
