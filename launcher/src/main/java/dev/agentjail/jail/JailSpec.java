@@ -126,54 +126,6 @@ public record JailSpec(
         }
     }
 
-    /** A jail without host devices. */
-    public JailSpec(
-            Path bwrap,
-            Path initBinary,
-            HostLayout hostLayout,
-            SessionFiles sessionFiles,
-            Path project,
-            Path home,
-            List<HomeEntry> homeEntries,
-            List<Bind> extraBinds,
-            List<ProtectedPath> protectedPaths,
-            List<Path> maskedFiles,
-            String hostname,
-            Map<String, String> env,
-            boolean newSession,
-            Path handoffSocket,
-            int port,
-            Optional<TrustFiles> trust,
-            Limits limits,
-            Optional<Identity> identity,
-            int seccompFd,
-            OptionalInt statusFd,
-            List<String> command) {
-        this(
-                bwrap,
-                initBinary,
-                hostLayout,
-                sessionFiles,
-                project,
-                home,
-                homeEntries,
-                extraBinds,
-                protectedPaths,
-                maskedFiles,
-                hostname,
-                env,
-                newSession,
-                handoffSocket,
-                port,
-                trust,
-                limits,
-                identity,
-                seccompFd,
-                statusFd,
-                command,
-                List.of());
-    }
-
     private static SortedMap<String, String> copyEnv(Map<String, String> env) {
         // Sorted, so that the argv (and its exact-argv tests) do not depend on map iteration order.
         TreeMap<String, String> copy = new TreeMap<>();

@@ -197,7 +197,8 @@ class PresetJailArgvTest {
                 Identity.forOutsideUid(1000),
                 3,
                 OptionalInt.of(4),
-                List.of(preset.binaries().get(0)));
+                List.of(preset.binaries().get(0)),
+                List.of());
     }
 
     /**

@@ -50,7 +50,8 @@ class BwrapCommandTest {
                 Identity.forOutsideUid(0),
                 3,
                 OptionalInt.empty(),
-                List.of("claude"));
+                List.of("claude"),
+                List.of());
 
         assertEquals(
                 List.of(
@@ -192,7 +193,8 @@ class BwrapCommandTest {
                 Optional.empty(),
                 3,
                 OptionalInt.of(5),
-                List.of("sh", "-c", "exit 7"));
+                List.of("sh", "-c", "exit 7"),
+                List.of());
 
         List<String> expected = new ArrayList<>(List.of(
                 "/usr/bin/bwrap",
@@ -423,7 +425,8 @@ class BwrapCommandTest {
                 Optional.empty(),
                 3,
                 OptionalInt.empty(),
-                List.of("true"));
+                List.of("true"),
+                List.of());
     }
 
     private static JailSpec withEnv(Map<String, String> env) {
@@ -456,6 +459,7 @@ class BwrapCommandTest {
                 Optional.empty(),
                 3,
                 OptionalInt.empty(),
-                List.of("true"));
+                List.of("true"),
+                List.of());
     }
 }

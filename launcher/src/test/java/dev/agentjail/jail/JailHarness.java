@@ -144,7 +144,8 @@ final class JailHarness {
                 Identity.forOutsideUid(outsideUid()),
                 3,
                 OptionalInt.of(4),
-                new ArrayList<>(command));
+                new ArrayList<>(command),
+                List.of());
     }
 
     private static FileAttribute<?> privateDir() {

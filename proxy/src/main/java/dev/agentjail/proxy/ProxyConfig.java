@@ -27,32 +27,6 @@ public record ProxyConfig(
         Interception interception,
         Inspection inspection,
         McpPolicy mcp) {
-    /** A proxy with no approved MCP server (MCP sent anywhere is refused). */
-    public ProxyConfig(
-            NetworkPolicy network,
-            String session,
-            AuditSink audit,
-            HostResolver resolver,
-            HttpLimits limits,
-            Timeouts timeouts,
-            Clock clock,
-            int ioThreads,
-            Interception interception,
-            Inspection inspection) {
-        this(
-                network,
-                session,
-                audit,
-                resolver,
-                limits,
-                timeouts,
-                clock,
-                ioThreads,
-                interception,
-                inspection,
-                McpPolicy.none());
-    }
-
     /** A proxy that relays every allowed CONNECT as an opaque tunnel (no interception). */
     public ProxyConfig(
             NetworkPolicy network,

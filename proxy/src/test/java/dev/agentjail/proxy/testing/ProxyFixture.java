@@ -78,7 +78,8 @@ public final class ProxyFixture implements AutoCloseable {
                 Clock.systemUTC(),
                 2,
                 interception,
-                new Inspection(policy.redaction(), knownValues, credentials));
+                new Inspection(policy.redaction(), knownValues, credentials),
+                policy.mcp());
         ProxyServer server = new ProxyServer(config);
         InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return new ProxyFixture(server, bound, audit, dns);
