@@ -38,8 +38,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Tamper evidence: every line carries {@code seq} and {@code prev_hash} (and, with a key, {@code hmac}) right after
  * {@code "v"}; see {@link AuditChain}. The chain continues across reopening, rotation and several processes writing
- * the same file: each append holds an advisory lock on a sidecar file {@code .<name>.lock} and re-reads the end of the
- * file whenever another writer has touched it since.
+ * the same file: appends hold an advisory lock on byte 0 of a sidecar file {@code .<name>.lock} and re-read the end of
+ * the file whenever another writer has touched it since.
+ *
+ * <p>The lock is leased: taking it, checking the file and giving it back cost three system calls, as much as the
+ * write itself, so a writer that appends keeps it between appends and writes without looking at the file again. A
+ * writer waiting for the lock says so with a shared lock on byte 1; the holder looks for one every {@link #LEASE_TICK}
+ * on a background thread and then gives the lock back and takes it per append for {@link #SHARED_PERIOD}, as it does
+ * after {@link #LEASE_IDLE} without an append. The file is looked at again at least every {@link #LEASE_REFOLLOW}, so
+ * a log renamed or removed by someone else is followed even under constant load.
  */
 public final class FileAuditLog implements AuditSink {
 
@@ -62,6 +69,24 @@ public final class FileAuditLog implements AuditSink {
 
     /** A failed rotation (say, the directory became read-only) is not retried on every append. */
     private static final Duration ROTATION_RETRY = Duration.ofMinutes(1);
+
+    /** How often a held lease is checked for waiting writers, idleness and age. */
+    static final Duration LEASE_TICK = Duration.ofMillis(1);
+
+    /** A lease with no append for this long is given back. */
+    static final Duration LEASE_IDLE = Duration.ofMillis(10);
+
+    /** After another writer was seen waiting, the lock is taken per append for this long before leasing again. */
+    static final Duration SHARED_PERIOD = Duration.ofMillis(50);
+
+    /** Under a lease the file is looked at again (lstat, and the tail if it changed) at least this often. */
+    static final Duration LEASE_REFOLLOW = Duration.ofMillis(100);
+
+    /** The byte of the lock file whose exclusive lock orders appends. */
+    private static final long APPEND_BYTE = 0;
+
+    /** The byte of the lock file that waiting writers lock shared, so a leaseholder knows to give the lock back. */
+    private static final long WAITING_BYTE = 1;
 
     /**
      * How the log is written.
@@ -124,8 +149,9 @@ public final class FileAuditLog implements AuditSink {
     private final StorageOpener opener;
     private final long maxFileBytes;
     private final ChainEncoder encoder;
-    private final ScheduledExecutorService syncer;
+    private final ScheduledExecutorService syncer; // the group commit and the lease's ticks, on two threads
     private final ReentrantLock lock = new ReentrantLock();
+    private final long leaseIdleNanos;
     private final AtomicBoolean dirty = new AtomicBoolean();
     private volatile Storage storage; // replaced only under lock; null after a failed write until reopened
     private volatile boolean writeFailed;
@@ -136,8 +162,20 @@ public final class FileAuditLog implements AuditSink {
     private FileChannel lockChannel; // guarded by lock
     private boolean rotationFailed; // guarded by lock: only the first failure of a series is logged
     private long nextRotationAttempt; // guarded by lock: System.nanoTime() after which a failed rotation is retried
+    private FileLock lease; // guarded by lock: the process lock kept between appends, or null
+    private long leaseFollowedAt; // guarded by lock: System.nanoTime() of the lease's last look at the file
+    private boolean refollow; // guarded by lock: the next append under the lease looks at the file first
+    private long lastAppendAt; // guarded by lock: System.nanoTime() of the last append
+    private long sharedUntil; // guarded by lock: System.nanoTime() before which no lease is kept
+    private boolean tickScheduled; // guarded by lock
 
     FileAuditLog(Path file, StorageOpener opener, Options options) throws IOException {
+        this(file, opener, options, LEASE_IDLE);
+    }
+
+    /** {@code leaseIdle}: tests lengthen it so that only the check for waiting writers can end a lease. */
+    FileAuditLog(Path file, StorageOpener opener, Options options, Duration leaseIdle) throws IOException {
+        this.leaseIdleNanos = leaseIdle.toNanos();
         this.file = file.toAbsolutePath();
         this.lockFile = this.file.resolveSibling("." + this.file.getFileName() + ".lock");
         this.name = this.file.toString();
@@ -163,7 +201,9 @@ public final class FileAuditLog implements AuditSink {
         } finally {
             lock.unlock();
         }
-        this.syncer = Executors.newSingleThreadScheduledExecutor(task -> {
+        this.sharedUntil = System.nanoTime();
+        // Two threads: a slow fsync must not keep the lease from being given back to a waiting writer.
+        this.syncer = Executors.newScheduledThreadPool(2, task -> {
             Thread thread = new Thread(task, "agentjail-audit-sync");
             thread.setDaemon(true);
             return thread;
@@ -196,7 +236,14 @@ public final class FileAuditLog implements AuditSink {
         return new FileAuditLog(absolute, FileAuditLog::openFile, options);
     }
 
-    private static Storage openFile(Path path) throws IOException {
+    /** As {@link #open(Path, Options)}, with a lease that is never given back for idleness (tests). */
+    static FileAuditLog openWithoutIdleRelease(Path file, Options options) throws IOException {
+        Path absolute = file.toAbsolutePath();
+        Files.createDirectories(absolute.getParent(), DIR_MODE);
+        return new FileAuditLog(absolute, FileAuditLog::openFile, options, Duration.ofDays(1));
+    }
+
+    static Storage openFile(Path path) throws IOException {
         return new FileStorage(FileChannel.open(
                 path,
                 Set.of(
@@ -263,6 +310,7 @@ public final class FileAuditLog implements AuditSink {
                 closeQuietly(current);
                 storage = null;
             }
+            endLease();
             if (lockChannel != null) {
                 try {
                     lockChannel.close();
@@ -279,10 +327,23 @@ public final class FileAuditLog implements AuditSink {
     /** Chains and writes the whole line before returning; called with the lock held. */
     private void write(byte[] json) throws AuditUnavailableException {
         ByteBuffer buffer = null;
-        FileLock held = null;
+        FileLock held = lease;
+        long now = System.nanoTime();
         try {
-            held = lockProcesses();
-            follow();
+            if (held == null) {
+                held = lockProcesses();
+                follow();
+                leaseFollowedAt = now;
+            } else if (refollow || storage == null || position == null) {
+                // Nobody else appends while the lease is held, but the file may have been renamed or removed.
+                follow();
+                refollow = false;
+                leaseFollowedAt = now;
+            } else if (maxFileBytes > 0
+                    && position.size() >= maxFileBytes
+                    && !position.tail().torn()) {
+                rotate();
+            }
             Position at = position;
             ChainTail tail = at.tail();
             byte[] line = encoder.encode(json, tail.nextSeq(), tail.prevHash(), tail.torn());
@@ -297,6 +358,9 @@ public final class FileAuditLog implements AuditSink {
         } catch (IOException e) {
             // Whatever reached the file (perhaps a fragment of the line) is read back before the next write.
             position = null;
+            if (held == lease) {
+                lease = null;
+            }
             Storage failed = storage;
             storage = null;
             if (failed != null) {
@@ -308,14 +372,98 @@ public final class FileAuditLog implements AuditSink {
             writeFailed = true;
             throw new AuditUnavailableException("audit log " + name + " is unwritable: " + e.getMessage(), e);
         } finally {
-            if (held != null) {
-                releaseQuietly(held);
+            if (held != null && held != lease) {
+                keepOrRelease(held, now);
             }
         }
+        lastAppendAt = now;
         dirty.set(true);
         if (writeFailed) {
             writeFailed = false;
             LOG.warn("audit log {} is writable again", name);
+        }
+    }
+
+    /**
+     * Keeps the process lock {@code held} as the lease unless another writer was seen waiting lately; called with the
+     * lock held, after a write that took the process lock itself.
+     */
+    private void keepOrRelease(FileLock held, long now) {
+        if (position == null || now - sharedUntil < 0 || closed) {
+            releaseQuietly(held);
+            return;
+        }
+        lease = held;
+        if (!tickScheduled) {
+            scheduleTick();
+        }
+    }
+
+    private void scheduleTick() {
+        try {
+            syncer.schedule(this::leaseTick, LEASE_TICK.toNanos(), TimeUnit.NANOSECONDS);
+            tickScheduled = true;
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closing: close() gives the lease back.
+            endLease();
+        }
+    }
+
+    /**
+     * Runs every {@link #LEASE_TICK} while a lease is held: gives it back when idle or when another writer waits, and
+     * asks for a fresh look at the file when the last one is {@link #LEASE_REFOLLOW} old.
+     */
+    private void leaseTick() {
+        lock.lock();
+        try {
+            tickScheduled = false;
+            if (lease == null) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (othersWaiting()) {
+                sharedUntil = now + SHARED_PERIOD.toNanos();
+                endLease();
+                return;
+            }
+            if (now - lastAppendAt >= leaseIdleNanos) {
+                endLease();
+                return;
+            }
+            if (now - leaseFollowedAt >= LEASE_REFOLLOW.toNanos()) {
+                refollow = true;
+            }
+            scheduleTick();
+        } catch (RuntimeException e) {
+            // Never leave the lease held with nobody ticking for it.
+            endLease();
+            LOG.debug("audit log {}: lease check failed", name, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether another writer holds the waiting byte shared, i.e. waits for the append lock. */
+    private boolean othersWaiting() {
+        try {
+            FileLock probe = lockChannel.tryLock(WAITING_BYTE, 1, false);
+            if (probe == null) {
+                return true;
+            }
+            probe.release();
+            return false;
+        } catch (OverlappingFileLockException e) {
+            return true; // another log on the same file in this JVM waits
+        } catch (IOException e) {
+            return true; // cannot tell: let the others in
+        }
+    }
+
+    /** Gives the lease back; the next append takes the lock and looks at the file again. Called with the lock held. */
+    private void endLease() {
+        if (lease != null) {
+            releaseQuietly(lease);
+            lease = null;
         }
     }
 
@@ -406,26 +554,53 @@ public final class FileAuditLog implements AuditSink {
     private FileLock lockProcesses() throws IOException {
         long deadline = System.nanoTime() + LOCK_WAIT.toNanos();
         long backoff = 10_000;
-        while (true) {
-            if (lockChannel == null || !lockChannel.isOpen()) {
-                lockChannel = FileChannel.open(
-                        lockFile,
-                        Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                        FILE_MODE);
-            }
-            try {
-                FileLock held = lockChannel.tryLock();
-                if (held != null) {
-                    return held;
+        FileLock waiting = null;
+        try {
+            while (true) {
+                if (lockChannel == null || !lockChannel.isOpen()) {
+                    lockChannel = FileChannel.open(
+                            lockFile,
+                            // READ too: the waiting byte is locked shared, which needs a readable channel.
+                            Set.of(
+                                    StandardOpenOption.CREATE,
+                                    StandardOpenOption.READ,
+                                    StandardOpenOption.WRITE,
+                                    LinkOption.NOFOLLOW_LINKS),
+                            FILE_MODE);
                 }
-            } catch (OverlappingFileLockException e) {
-                // Another log on the same file in this JVM holds it; wait for it like for another process.
+                try {
+                    FileLock held = lockChannel.tryLock(APPEND_BYTE, 1, false);
+                    if (held != null) {
+                        return held;
+                    }
+                } catch (OverlappingFileLockException e) {
+                    // Another log on the same file in this JVM holds it; wait for it like for another process.
+                }
+                if (waiting == null) {
+                    waiting = announceWaiting();
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("the lock " + lockFile + " has been held by another writer for " + LOCK_WAIT);
+                }
+                LockSupport.parkNanos(backoff);
+                backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
             }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IOException("the lock " + lockFile + " has been held by another writer for " + LOCK_WAIT);
+        } finally {
+            if (waiting != null && waiting.isValid()) {
+                releaseQuietly(waiting);
             }
-            LockSupport.parkNanos(backoff);
-            backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+        }
+    }
+
+    /**
+     * Tells a leaseholder that this writer waits: a shared lock on the waiting byte, or null when that is not possible
+     * right now (the holder is probing it, or another log in this JVM already waits), which the next round retries.
+     */
+    private FileLock announceWaiting() throws IOException {
+        try {
+            return lockChannel.tryLock(WAITING_BYTE, 1, true);
+        } catch (OverlappingFileLockException e) {
+            return null;
         }
     }
 

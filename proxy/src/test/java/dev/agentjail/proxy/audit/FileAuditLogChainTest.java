@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -265,6 +266,57 @@ class FileAuditLogChainTest {
         }
 
         assertIntact(1200, file);
+    }
+
+    @Test
+    void aWriterWaitingForTheLockGetsItWhileTheLeaseholderKeepsAppending() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        // The holder never gives its lease back for idleness, so only noticing the waiter can let it in.
+        try (FileAuditLog holder = FileAuditLog.openWithoutIdleRelease(
+                        file, FileAuditLog.Options.defaults().withSyncInterval(Duration.ofHours(1)));
+                FileAuditLog waiter = open(file)) {
+            holder.append(record("holder", "/first"));
+            Future<Integer> busy = pool.submit(() -> {
+                int n = 0;
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (!stop.get() && System.nanoTime() - end < 0) {
+                    holder.append(record("holder", "/" + n++));
+                }
+                return n;
+            });
+            // Each of these would fail after the lock wait (2 s) if the holder never gave its lease back.
+            for (int i = 0; i < 50; i++) {
+                waiter.append(record("waiter", "/" + i));
+            }
+            stop.set(true);
+            int held = busy.get(30, TimeUnit.SECONDS);
+            assertIntact(1 + held + 50, file);
+        } finally {
+            stop.set(true);
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aLogRenamedAwayUnderConstantAppendsIsFollowedToANewFileAtItsPath() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        try (FileAuditLog log = FileAuditLog.openWithoutIdleRelease(
+                file, FileAuditLog.Options.defaults().withSyncInterval(Duration.ofHours(1)))) {
+            for (int i = 0; i < 100; i++) {
+                log.append(record("s", "/" + i));
+            }
+            Files.move(file, dir.resolve("moved-by-someone-else.jsonl"));
+            // The lease is never given back for idleness here; the periodic look at the file must find the path
+            // empty and start a new file there.
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int appended = 0;
+            while (!Files.exists(file) && System.nanoTime() - end < 0) {
+                log.append(record("s", "/after-" + appended++));
+            }
+            assertTrue(Files.exists(file), "no new file after " + appended + " appends");
+        }
     }
 
     /** Runs in a child JVM: opens the log, waits for the go file, appends, closes. */
