@@ -167,7 +167,8 @@ public final class FileAuditLog implements AuditSink {
     private boolean refollow; // guarded by lock: the next append under the lease looks at the file first
     private long lastAppendAt; // guarded by lock: System.nanoTime() of the last append
     private long sharedUntil; // guarded by lock: System.nanoTime() before which no lease is kept
-    private boolean tickScheduled; // guarded by lock
+    private volatile boolean tickScheduled; // set under the lock; a tick that finds it taken reschedules itself
+    private volatile boolean checkDue; // a tick asks the next append (or itself) to run leaseCheck
 
     FileAuditLog(Path file, StorageOpener opener, Options options) throws IOException {
         this(file, opener, options, LEASE_IDLE);
@@ -327,8 +328,12 @@ public final class FileAuditLog implements AuditSink {
     /** Chains and writes the whole line before returning; called with the lock held. */
     private void write(byte[] json) throws AuditUnavailableException {
         ByteBuffer buffer = null;
-        FileLock held = lease;
         long now = System.nanoTime();
+        if (lease != null && checkDue) {
+            // A busy writer checks its lease itself: the tick cannot count on getting the lock between appends.
+            leaseCheck(now);
+        }
+        FileLock held = lease;
         try {
             if (held == null) {
                 held = lockProcesses();
@@ -410,36 +415,55 @@ public final class FileAuditLog implements AuditSink {
     }
 
     /**
-     * Runs every {@link #LEASE_TICK} while a lease is held: gives it back when idle or when another writer waits, and
-     * asks for a fresh look at the file when the last one is {@link #LEASE_REFOLLOW} old.
+     * Runs every {@link #LEASE_TICK} while a lease is held. It marks a check as due; when an append holds the lock, that
+     * append runs the check, otherwise the tick runs it itself.
      */
     private void leaseTick() {
-        lock.lock();
+        checkDue = true;
+        if (!lock.tryLock()) {
+            reschedule();
+            return;
+        }
         try {
-            tickScheduled = false;
-            if (lease == null) {
-                return;
+            if (lease != null) {
+                leaseCheck(System.nanoTime());
             }
-            long now = System.nanoTime();
-            if (othersWaiting()) {
-                sharedUntil = now + SHARED_PERIOD.toNanos();
-                endLease();
-                return;
+            if (lease != null) {
+                reschedule();
+            } else {
+                tickScheduled = false;
             }
-            if (now - lastAppendAt >= leaseIdleNanos) {
-                endLease();
-                return;
-            }
-            if (now - leaseFollowedAt >= LEASE_REFOLLOW.toNanos()) {
-                refollow = true;
-            }
-            scheduleTick();
         } catch (RuntimeException e) {
             // Never leave the lease held with nobody ticking for it.
             endLease();
+            tickScheduled = false;
             LOG.debug("audit log {}: lease check failed", name, e);
         } finally {
             lock.unlock();
+        }
+    }
+
+    private void reschedule() {
+        try {
+            syncer.schedule(this::leaseTick, LEASE_TICK.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closing: close() gives the lease back.
+        }
+    }
+
+    /**
+     * Gives the lease back when another writer waits or when idle, and asks for a fresh look at the file when the last
+     * one is {@link #LEASE_REFOLLOW} old. Called with the lock held and a lease.
+     */
+    private void leaseCheck(long now) {
+        checkDue = false;
+        if (othersWaiting()) {
+            sharedUntil = now + SHARED_PERIOD.toNanos();
+            endLease();
+        } else if (now - lastAppendAt >= leaseIdleNanos) {
+            endLease();
+        } else if (now - leaseFollowedAt >= LEASE_REFOLLOW.toNanos()) {
+            refollow = true;
         }
     }
 
