@@ -2,7 +2,6 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
-import dev.agentjail.proxy.audit.McpDetails;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
@@ -362,6 +361,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 m.refusalRule(),
                 !ex.requestComplete,
                 close -> m.refusal(ctx.alloc(), close));
+        m.answerOnStream();
     }
 
     private void forwardContent(HttpContent content) {
@@ -404,6 +404,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
      * half-sent response cannot be finished.
      */
     private void endInFlight(Exchange ex, String decision, HttpResponseStatus status, String reason, String detail) {
+        endMcp(ex);
         if (upstream != null) {
             upstream.close();
             upstream = null;
@@ -431,11 +432,27 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     void onResponseHead(HttpResponse response, boolean head) {
         Exchange ex = current;
-        if (ex.mcp != null && ex.mcp.onResponseHead(response) == McpExchange.ResponseMode.JSON) {
-            // Held back until the body is filtered: its length changes.
-            return;
+        if (ex.mcp != null) {
+            McpExchange.ResponseMode mode = ex.mcp.onResponseHead(response);
+            if (mode == McpExchange.ResponseMode.JSON) {
+                // Held back until the body is filtered: its length changes.
+                return;
+            }
+            if (mode == McpExchange.ResponseMode.SSE) {
+                // A legacy session puts refusals of its POSTs (other connections) on this stream.
+                ex.mcp.streamTo(ctx.channel().eventLoop(), event -> addEvent(ex, event));
+            }
         }
         writeResponseHead(ex, response, head);
+    }
+
+    /** Adds one complete event to the event stream of {@code ex}, between the upstream's events; on this loop. */
+    private void addEvent(Exchange ex, byte[] event) {
+        if (current != ex || closing || !ex.responseStarted) {
+            return;
+        }
+        ex.bytesIn += event.length;
+        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(event)));
     }
 
     private void writeResponseHead(Exchange ex, HttpResponse response, boolean head) {
@@ -500,12 +517,12 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (m.responseMode() == McpExchange.ResponseMode.SSE) {
             ByteBuf out = m.filterSse(content.content(), last, ctx.alloc());
             content.release();
-            for (McpDetails dropped : m.takeDropped()) {
+            for (McpExchange.StreamMessage message : m.takeStreamMessages()) {
                 recordQuietly(recordOf(ex)
                         .kind(AuditRecord.KIND_MCP_MESSAGE)
-                        .decision(AuditRecord.DENY)
-                        .reason(McpErrors.REASON_SERVER_REQUEST_DROPPED)
-                        .mcp(dropped)
+                        .decision(message.decision())
+                        .reason(message.reason())
+                        .mcp(message.details())
                         .build());
             }
             if (out != null) {
@@ -513,11 +530,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             }
             if (out == null) {
                 endInFlight(
-                        ex,
-                        AuditRecord.ERROR,
-                        HttpResponseStatus.BAD_GATEWAY,
-                        McpErrors.REASON_UNINSPECTABLE,
-                        m.streamProblem());
+                        ex, m.streamDecision(), HttpResponseStatus.BAD_GATEWAY, m.streamReason(), m.streamProblem());
             } else if (last) {
                 completeExchange(ex, new DefaultLastHttpContent(out));
             } else if (out.isReadable()) {
@@ -574,6 +587,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void completeExchange(Exchange ex, LastHttpContent last) {
+        endMcp(ex);
         AuditRecord record =
                 recordOf(ex).decision(AuditRecord.ALLOW).reason(ex.allowReason).build();
         try {
@@ -733,6 +747,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         Exchange ex = current;
         current = null;
+        if (ex != null) {
+            endMcp(ex);
+        }
         if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
             recordQuietly(recordOf(ex)
                     .decision(AuditRecord.ERROR)
@@ -782,6 +799,13 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             upstream = null;
         }
         ctx.close();
+    }
+
+    /** The exchange's stream ended: a legacy session it opened ends with it (its message endpoint is closed). */
+    private static void endMcp(Exchange ex) {
+        if (ex.mcp != null) {
+            ex.mcp.end();
+        }
     }
 
     private void recordQuietly(AuditRecord record) {

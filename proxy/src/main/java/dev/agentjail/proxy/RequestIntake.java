@@ -122,9 +122,9 @@ final class RequestIntake {
         }
         ex.websocket = WebSockets.isUpgradeRequest(request);
         if (outbound != null) {
-            // MCP: requests to an approved endpoint, and POST bodies anywhere else, are looked at as JSON-RPC.
-            ex.mcp = McpExchange.start(
-                    runtime.mcp(), request, routed.scheme(), routed.target(), stripQuery(routed.originForm()));
+            // MCP: requests to an approved endpoint (a server's url, or the message endpoint of an open legacy
+            // session, which has a query), and POST bodies anywhere else, are looked at as JSON-RPC.
+            ex.mcp = McpExchange.start(runtime.mcp(), request, routed.scheme(), routed.target(), routed.originForm());
             if (ex.mcp != null && ex.mcp.refusedFromHead(request, ex.websocket)) {
                 // The exchange handler answers with the MCP refusal's JSON-RPC error.
                 return new Refused(

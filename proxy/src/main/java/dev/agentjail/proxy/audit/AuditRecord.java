@@ -46,7 +46,8 @@ public record AuditRecord(
 
     /**
      * One MCP message that is not a request of its own: a server-to-client request the proxy dropped from an event
-     * stream (docs/mcp.md). Carries {@code mcp}, the decision and reason; the exchange it came in has its own record.
+     * stream, or a list answer it filtered on a {@code GET} stream (the legacy HTTP+SSE transport answers there;
+     * docs/mcp.md). Carries {@code mcp}, the decision and reason; the exchange it came in has its own record.
      */
     public static final String KIND_MCP_MESSAGE = "mcp-message";
 

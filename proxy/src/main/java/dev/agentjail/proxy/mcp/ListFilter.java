@@ -25,6 +25,22 @@ final class ListFilter {
         return spec(method) != null;
     }
 
+    /**
+     * The list method whose result {@code message} looks like, whatever its id: a result with a {@code tools}, {@code
+     * resourceTemplates}, {@code resources} or {@code prompts} array (no other MCP result has one); else null.
+     */
+    static String listMethodOf(Json.Obj message) {
+        if (!(message.get("result") instanceof Json.Obj result)) {
+            return null;
+        }
+        for (String list : List.of("tools/list", "resources/templates/list", "resources/list", "prompts/list")) {
+            if (result.get(spec(list).array()) instanceof Json.Arr) {
+                return list;
+            }
+        }
+        return null;
+    }
+
     private record Spec(String array, String key, boolean tools) {}
 
     private static Spec spec(String method) {

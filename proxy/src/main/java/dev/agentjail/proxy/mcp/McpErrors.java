@@ -39,6 +39,11 @@ public final class McpErrors {
     public static final String REASON_UNINSPECTABLE = "mcp-uninspectable";
     /** An {@code Mcp-Session-Id} or {@code MCP-Protocol-Version} header the proxy cannot vouch for. */
     public static final String REASON_BAD_HEADER = "mcp-bad-header";
+    /**
+     * A legacy HTTP+SSE stream announced a message endpoint the proxy does not approve (another origin, a second one,
+     * one taken, too many sessions): the stream ends.
+     */
+    public static final String REASON_ENDPOINT_REFUSED = "mcp-endpoint-refused";
     /** A server-to-client request (sampling, elicitation) the policy does not allow was dropped from a stream. */
     public static final String REASON_SERVER_REQUEST_DROPPED = "mcp-server-request-dropped";
 

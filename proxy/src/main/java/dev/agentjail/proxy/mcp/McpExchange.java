@@ -1,8 +1,10 @@
 package dev.agentjail.proxy.mcp;
 
 import dev.agentjail.policy.McpServer;
+import dev.agentjail.policy.Reasons;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.ProxyReasons;
+import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.McpDetails;
 import dev.agentjail.proxy.json.Json;
 import dev.agentjail.proxy.json.JsonException;
@@ -23,17 +25,24 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 /**
  * The MCP inspection of one HTTP exchange. A POST to an approved MCP endpoint has its (already redacted) body
  * collected, parsed as one JSON-RPC message and decided before anything is dialled; a POST elsewhere has the start of
  * its body looked at, and is refused if it is MCP. On the way back, list results and event streams from an approved
- * server are filtered. Lives on the connection's event loop.
+ * server are filtered. A {@code GET} stream that announces a legacy HTTP+SSE message endpoint opens a {@link
+ * LegacySession} for as long as it lasts; POSTs to that endpoint are decided like any others, their list answers are
+ * filtered on the stream, and their refusals are put on it. Lives on the connection's event loop.
  */
 public final class McpExchange {
     /** Largest MCP message body the proxy collects; a larger one is refused. */
@@ -63,6 +72,13 @@ public final class McpExchange {
         REFUSE
     }
 
+    /**
+     * One MCP message of an event stream that has an audit record of its own ({@code kind} {@code mcp-message}): a
+     * server-to-client request dropped, or a list answer filtered on a {@code GET} stream (whose request record was
+     * written when its POST was answered).
+     */
+    public record StreamMessage(String decision, String reason, McpDetails details) {}
+
     /** How the response is relayed. */
     public enum ResponseMode {
         /** As is. */
@@ -75,8 +91,13 @@ public final class McpExchange {
 
     private final McpGate gate;
     private final McpServer server;
-    private final String authority;
+    private final String scheme;
+    private final Target target;
+    private final String originForm;
+    private final boolean get;
     private final boolean collecting;
+    /** The legacy session this request is a message of (a POST to its message endpoint), or null. */
+    private final LegacySession legacy;
 
     private byte[] body = new byte[0];
     private int bodyLength;
@@ -91,39 +112,71 @@ public final class McpExchange {
     private McpVerdict verdict;
     private HttpResponseStatus refusalStatus;
     private boolean mcpSeen;
+    /** The message is a request (has a method and an id): a refusal answers it. */
+    private boolean expectsAnswer;
 
     private ResponseMode responseMode = ResponseMode.PASS;
     private HttpResponse heldHead;
     private byte[] response;
     private int responseLength;
     private SseFilter sse;
+    private String streamReason;
     private int hidden;
     private List<String> changed = List.of();
     private List<String> flagged = List.of();
-    private final java.util.ArrayList<McpDetails> droppedMessages = new java.util.ArrayList<>();
+    private final List<StreamMessage> streamMessages = new ArrayList<>();
 
-    private McpExchange(McpGate gate, McpServer server, String authority, boolean collecting) {
+    /** Where events for this response's stream go (set once its head is written); see {@link #streamTo}. */
+    private Executor streamLoop;
+
+    private Consumer<byte[]> streamWriter;
+    /** The legacy session this GET stream opened by announcing its message endpoint, or null. */
+    private LegacySession opened;
+
+    private McpExchange(
+            McpGate gate,
+            McpServer server,
+            LegacySession legacy,
+            String scheme,
+            Target target,
+            String originForm,
+            HttpRequest request,
+            boolean collecting) {
         this.gate = gate;
         this.server = server;
-        this.authority = authority;
+        this.legacy = legacy;
+        this.scheme = scheme;
+        this.target = target;
+        this.originForm = originForm;
+        this.get = request.method().equals(HttpMethod.GET);
         this.collecting = collecting;
     }
 
     /**
-     * The MCP inspection {@code request} needs, or null when it needs none: requests to an approved endpoint ({@code
-     * scheme}, canonical host, port and {@code path} without query equal to a server's url), and POSTs with a body
-     * anywhere else (whose content is checked for MCP).
+     * The MCP inspection {@code request} needs, or null when it needs none: requests to an approved endpoint (the
+     * exact {@code scheme}, canonical host, port, path and query of an open legacy session's message endpoint; or
+     * {@code scheme}, canonical host, port and path, without the query, of a server's url), and POSTs with a body
+     * anywhere else (whose content is checked for MCP). {@code originForm}: the request's path and query.
      */
-    public static McpExchange start(McpGate gate, HttpRequest request, String scheme, Target target, String path) {
-        McpServer server = gate.serverAt(scheme, target.host(), target.port(), path);
+    public static McpExchange start(
+            McpGate gate, HttpRequest request, String scheme, Target target, String originForm) {
+        LegacySession legacy = gate.legacy().at(scheme, target.host(), target.port(), originForm);
+        McpServer server = legacy != null
+                ? legacy.server()
+                : gate.serverAt(scheme, target.host(), target.port(), stripQuery(originForm));
         boolean post = request.method().equals(HttpMethod.POST);
         if (server != null) {
-            return new McpExchange(gate, server, target.authority(), post);
+            return new McpExchange(gate, server, legacy, scheme, target, originForm, request, post);
         }
         if (post && hasBody(request) && !encoded(request)) {
-            return new McpExchange(gate, null, target.authority(), true);
+            return new McpExchange(gate, null, null, scheme, target, originForm, request, true);
         }
         return null;
+    }
+
+    private static String stripQuery(String originForm) {
+        int q = originForm.indexOf('?');
+        return q < 0 ? originForm : originForm.substring(0, q);
     }
 
     /**
@@ -267,6 +320,7 @@ public final class McpExchange {
         } catch (RpcMessage.InvalidMessage e) {
             if (value instanceof Json.Obj o && o.get("id") instanceof Json candidate) {
                 id = candidate instanceof Json.Str || candidate instanceof Json.Num ? candidate : null;
+                expectsAnswer = o.get("method") != null;
             }
             return refuse(
                     HttpResponseStatus.BAD_REQUEST,
@@ -274,12 +328,22 @@ public final class McpExchange {
                             McpErrors.INVALID_REQUEST, McpErrors.REASON_INVALID_REQUEST, e.getMessage(), rule()));
         }
         note(message);
+        expectsAnswer = message.kind() == RpcMessage.Kind.REQUEST;
         verdict = gate.decide(server, message);
         if (!verdict.allowed()) {
             // A decision on a well-formed message: the agent gets it as the answer to its call.
+            return refuse(expectsAnswer ? HttpResponseStatus.OK : HttpResponseStatus.FORBIDDEN, verdict);
+        }
+        if (legacy != null && expectsAnswer && ListFilter.filters(method) && !legacy.expectList(id, method)) {
+            // Its answer will come on the stream, and only a remembered list request has its answer filtered there.
             return refuse(
-                    message.kind() == RpcMessage.Kind.REQUEST ? HttpResponseStatus.OK : HttpResponseStatus.FORBIDDEN,
-                    verdict);
+                    HttpResponseStatus.OK,
+                    McpVerdict.refuse(
+                            McpErrors.UNINSPECTABLE,
+                            McpErrors.REASON_UNINSPECTABLE,
+                            "more than " + LegacySession.MAX_PENDING_LISTS
+                                    + " list requests await their answer on this MCP session",
+                            rule()));
         }
         return Step.FORWARD;
     }
@@ -355,7 +419,7 @@ public final class McpExchange {
                 McpVerdict.refuse(
                         McpErrors.SERVER_NOT_APPROVED,
                         McpErrors.REASON_SERVER_NOT_APPROVED,
-                        "MCP to " + authority + " is not approved: no mcp.servers entry has this url",
+                        "MCP to " + target.authority() + " is not approved: no mcp.servers entry has this url",
                         "mcp.servers"));
     }
 
@@ -385,6 +449,16 @@ public final class McpExchange {
             return new DefaultLastHttpContent(buf);
         }
         return bodyLength == 0 ? null : new DefaultHttpContent(buf);
+    }
+
+    /**
+     * On a legacy session, also puts a refused request's JSON-RPC error on the session's stream: legacy clients read
+     * every answer there, and ignore the body of the answer to their POST.
+     */
+    public void answerOnStream() {
+        if (legacy != null && refused() && expectsAnswer && id != null) {
+            legacy.send(McpErrors.errorBody(id, verdict.code(), verdict.message()));
+        }
     }
 
     /** Whether the exchange was refused (and {@link #refusal} answers it). */
@@ -456,7 +530,8 @@ public final class McpExchange {
         String mime = type == null ? "" : type.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
         if (mime.equals("text/event-stream")) {
             responseMode = ResponseMode.SSE;
-            sse = new SseFilter(this::rewrite);
+            // Only a GET stream is a legacy session stream that may announce a message endpoint.
+            sse = new SseFilter(this::rewrite, get ? this::endpoint : null);
             head.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
             HttpUtil.setTransferEncodingChunked(head, true);
         } else if (mime.equals("application/json")
@@ -501,6 +576,11 @@ public final class McpExchange {
 
     /** The collected JSON response, filtered; null when it is not the JSON-RPC response it should be. */
     public byte[] filteredResponse() {
+        if (legacy != null && blank(response, responseLength)) {
+            // A legacy message endpoint may accept a POST with an empty 200: the answer comes on the stream.
+            response = null;
+            return new byte[0];
+        }
         try {
             RpcMessage message = RpcMessage.of(JsonReader.parse(response, 0, responseLength));
             Json.Obj out = rewrite(message);
@@ -534,10 +614,10 @@ public final class McpExchange {
                 : alloc.buffer(out.length).writeBytes(out);
     }
 
-    /** The server-to-client requests dropped since the last call, each to be recorded on its own; then forgotten. */
-    public List<McpDetails> takeDropped() {
-        List<McpDetails> out = List.copyOf(droppedMessages);
-        droppedMessages.clear();
+    /** The stream's messages with records of their own since the last call, in order; then forgotten. */
+    public List<StreamMessage> takeStreamMessages() {
+        List<StreamMessage> out = List.copyOf(streamMessages);
+        streamMessages.clear();
         return out;
     }
 
@@ -546,32 +626,171 @@ public final class McpExchange {
         return streamProblem;
     }
 
+    /** The decision recorded when the stream could not be followed: deny for a refused endpoint, else error. */
+    public String streamDecision() {
+        return streamReason == null ? AuditRecord.ERROR : AuditRecord.DENY;
+    }
+
+    /** The reason recorded when the stream could not be followed. */
+    public String streamReason() {
+        return streamReason == null ? McpErrors.REASON_UNINSPECTABLE : streamReason;
+    }
+
+    /**
+     * Where events the proxy adds to this response's event stream go: {@code writer} runs on {@code loop}, between
+     * the stream's own events. Set when the stream's head is written.
+     */
+    public void streamTo(Executor loop, Consumer<byte[]> writer) {
+        this.streamLoop = loop;
+        this.streamWriter = writer;
+    }
+
+    /** The exchange ended (completed, failed or cut): a legacy session it opened ends with it. Idempotent. */
+    public void end() {
+        if (opened != null) {
+            opened.close();
+        }
+    }
+
+    /**
+     * The {@code endpoint} event of a legacy stream: the message URI, resolved against the stream's URL, must be on
+     * the stream's own scheme, host and port; its exact path and query then become an approved message endpoint of
+     * this server until the stream ends. Anything else ends the stream.
+     */
+    private void endpoint(String uri) throws SseFilter.StreamException {
+        String origin = scheme + "://" + target.authority();
+        if (opened != null) {
+            throw refuseEndpoint("the MCP event stream announced a second message endpoint");
+        }
+        if (streamWriter == null) {
+            throw refuseEndpoint("the MCP event stream announced a message endpoint the proxy cannot follow");
+        }
+        URI resolved;
+        try {
+            resolved = new URI(origin + originForm).resolve(new URI(uri));
+        } catch (URISyntaxException | IllegalArgumentException e) {
+            throw refuseEndpoint("the MCP event stream's message endpoint is not a URI reference");
+        }
+        String rawScheme =
+                resolved.getScheme() == null ? "" : resolved.getScheme().toLowerCase(Locale.ROOT);
+        String host = resolved.getHost() == null ? "" : McpGate.canonicalHost(resolved.getHost());
+        int port = resolved.getPort() > 0 ? resolved.getPort() : McpGate.defaultPort(rawScheme);
+        String path = resolved.getRawPath();
+        if (!rawScheme.equals(scheme)
+                || !host.equals(target.host())
+                || port != target.port()
+                || resolved.getRawUserInfo() != null
+                || resolved.getRawFragment() != null
+                || path == null
+                || !path.startsWith("/")) {
+            throw refuseEndpoint("the MCP event stream's message endpoint is not on " + origin + " (it names "
+                    + McpGate.printable(rawScheme + "://" + host + ":" + port) + ")");
+        }
+        if (hasDotSegment(path)) {
+            // Clients disagree on these (WHATWG URLs remove them, java.net keeps them): the URL the proxy approves
+            // might not be the one the client posts to.
+            throw refuseEndpoint("the MCP event stream's message endpoint has '.' or '..' path segments");
+        }
+        McpServer other = gate.serverAt(scheme, target.host(), target.port(), path);
+        if (other != null && other != server) {
+            throw refuseEndpoint("the MCP event stream's message endpoint is the url of another approved server");
+        }
+        String pathAndQuery = resolved.getRawQuery() == null ? path : path + "?" + resolved.getRawQuery();
+        opened = gate.legacy()
+                .register(
+                        server,
+                        LegacyEndpoints.key(scheme, target.host(), target.port(), pathAndQuery),
+                        streamLoop,
+                        streamWriter);
+        if (opened == null) {
+            throw refuseEndpoint("the MCP event stream's message endpoint is taken by another open session, or "
+                    + LegacyEndpoints.MAX_SESSIONS + " sessions are open");
+        }
+    }
+
+    private static boolean hasDotSegment(String path) {
+        for (String segment : path.split("/", -1)) {
+            String s = segment.toLowerCase(Locale.ROOT).replace("%2e", ".");
+            if (s.equals(".") || s.equals("..")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private SseFilter.StreamException refuseEndpoint(String message) {
+        streamReason = McpErrors.REASON_ENDPOINT_REFUSED;
+        return new SseFilter.StreamException(message);
+    }
+
     /** One server-to-client message: list results are filtered, sampling and elicitation dropped unless allowed. */
     private Json.Obj rewrite(RpcMessage message) {
         if (message.kind() == RpcMessage.Kind.RESPONSE) {
+            if (get) {
+                return rewriteOnStream(message);
+            }
             if (id != null && id.equals(message.id()) && ListFilter.filters(method)) {
-                ListFilter.Filtered f = ListFilter.filter(gate, server, method, message.raw());
-                hidden += f.hidden();
-                changed = concat(changed, f.changed());
-                flagged = concat(flagged, f.flagged());
-                return f.message();
+                return filterList(method, message).message();
             }
             return message.raw();
         }
         String m = message.method();
         if (("sampling/createMessage".equals(m) && !server.sampling())
                 || ("elicitation/create".equals(m) && !server.elicitation())) {
-            droppedMessages.add(
-                    new McpDetails(server.name(), m, null, message.idText(), -1, 0, List.of(), List.of(), 0));
+            streamMessages.add(new StreamMessage(
+                    AuditRecord.DENY,
+                    McpErrors.REASON_SERVER_REQUEST_DROPPED,
+                    new McpDetails(server.name(), m, null, message.idText(), -1, 0, List.of(), List.of(), 0)));
             return null;
         }
         return message.raw();
+    }
+
+    /**
+     * A response on a GET stream: the answer to a POST of the legacy session (or, on Streamable HTTP, one replayed
+     * on resumption). A list request the session remembers is filtered as such; so is, whatever its id, a response
+     * shaped like a list result, so that no id mismatch between the proxy and the client lets a list through
+     * unfiltered. Each filtered list has a record of its own.
+     */
+    private Json.Obj rewriteOnStream(RpcMessage message) {
+        String list = opened == null ? null : opened.answered(message.id());
+        if (list == null) {
+            list = ListFilter.listMethodOf(message.raw());
+        }
+        if (list == null) {
+            return message.raw();
+        }
+        ListFilter.Filtered f = filterList(list, message);
+        streamMessages.add(new StreamMessage(
+                AuditRecord.ALLOW,
+                Reasons.ALLOWED,
+                new McpDetails(
+                        server.name(), list, null, message.idText(), -1, f.hidden(), f.changed(), f.flagged(), 0)));
+        return f.message();
+    }
+
+    /** Filters the list answer {@code message} to a {@code list} request; the exchange's totals count it. */
+    private ListFilter.Filtered filterList(String list, RpcMessage message) {
+        ListFilter.Filtered f = ListFilter.filter(gate, server, list, message.raw());
+        hidden += f.hidden();
+        changed = concat(changed, f.changed());
+        flagged = concat(flagged, f.flagged());
+        return f;
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
         return b.isEmpty()
                 ? a
                 : java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+    }
+
+    private static boolean blank(byte[] bytes, int length) {
+        for (int i = 0; i < length; i++) {
+            if (!isJsonSpace(bytes[i])) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code b} is JSON whitespace. */

@@ -50,6 +50,7 @@ public final class McpGate {
 
     private final List<Endpoint> endpoints;
     private final ToolPins pins = new ToolPins();
+    private final LegacyEndpoints legacy = new LegacyEndpoints();
 
     private McpGate(List<Endpoint> endpoints) {
         this.endpoints = List.copyOf(endpoints);
@@ -65,16 +66,27 @@ public final class McpGate {
 
     private static Endpoint endpoint(McpServer server, URI url) {
         String scheme = url.getScheme().toLowerCase(Locale.ROOT);
-        String host = url.getHost().toLowerCase(Locale.ROOT);
+        String host = canonicalHost(url.getHost());
+        int port = url.getPort() > 0 ? url.getPort() : defaultPort(scheme);
+        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        return new Endpoint(server, scheme, host, port, path);
+    }
+
+    /** A URI's host as a {@code Target} names it: lower case, IPv6 without brackets, no trailing dot. */
+    static String canonicalHost(String uriHost) {
+        String host = uriHost.toLowerCase(Locale.ROOT);
         if (host.startsWith("[") && host.endsWith("]")) {
             host = host.substring(1, host.length() - 1);
         }
         if (host.endsWith(".")) {
             host = host.substring(0, host.length() - 1);
         }
-        int port = url.getPort() > 0 ? url.getPort() : scheme.equals("https") ? 443 : 80;
-        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
-        return new Endpoint(server, scheme, host, port, path);
+        return host;
+    }
+
+    /** The port a URL of {@code scheme} (lower case) means when it names none. */
+    static int defaultPort(String scheme) {
+        return scheme.equals("https") ? 443 : 80;
     }
 
     /** Whether any remote server is approved (when none is, only the content check runs). */
@@ -102,6 +114,11 @@ public final class McpGate {
 
     public ToolPins pins() {
         return pins;
+    }
+
+    /** The message endpoints of the legacy HTTP+SSE sessions open now. */
+    LegacyEndpoints legacy() {
+        return legacy;
     }
 
     /** Decides on one client-to-server message to {@code server}. */

@@ -12,8 +12,9 @@ import java.util.List;
 /**
  * Filters a {@code text/event-stream} from an approved MCP server event by event: each complete event whose data is a
  * JSON-RPC message is handed to a {@link Rewriter} (which keeps, rewrites or drops it); events without data pass as
- * they are, and events whose data is not a JSON-RPC message are dropped. Bytes of an event not complete yet wait,
- * bounded by {@link #MAX_EVENT_BYTES}.
+ * they are, and events whose data is not a JSON-RPC message are dropped, except, on a legacy session stream, the
+ * {@code endpoint} event, which goes to an {@link EndpointHandler}. Bytes of an event not complete yet wait, bounded
+ * by {@link #MAX_EVENT_BYTES}.
  */
 final class SseFilter {
     static final int MAX_EVENT_BYTES = 4 * 1024 * 1024;
@@ -26,7 +27,13 @@ final class SseFilter {
         Json.Obj rewrite(RpcMessage message);
     }
 
-    /** A stream the filter cannot follow (an event past the bound). */
+    /** Decides on the {@code endpoint} event of a legacy HTTP+SSE stream (its data: the message URI). */
+    interface EndpointHandler {
+        /** Accepts the endpoint (the event passes as it is), or throws to end the stream. */
+        void endpoint(String uri) throws StreamException;
+    }
+
+    /** A stream the filter cannot follow (an event past the bound, an endpoint refused). */
     static final class StreamException extends Exception {
         StreamException(String message) {
             super(message, null, false, false);
@@ -34,6 +41,7 @@ final class SseFilter {
     }
 
     private final Rewriter rewriter;
+    private final EndpointHandler endpoints;
     /** Bytes of the event not complete yet, in {@code buf[0, len)}; lines before {@code scan} are already split. */
     private byte[] buf = new byte[0];
 
@@ -43,7 +51,13 @@ final class SseFilter {
     private int dropped;
 
     SseFilter(Rewriter rewriter) {
+        this(rewriter, null);
+    }
+
+    /** {@code endpoints}: where {@code endpoint} events go; null: they are dropped like any data that is not JSON. */
+    SseFilter(Rewriter rewriter, EndpointHandler endpoints) {
         this.rewriter = rewriter;
+        this.endpoints = endpoints;
     }
 
     int dropped() {
@@ -102,9 +116,10 @@ final class SseFilter {
         return out.toByteArray();
     }
 
-    private void emit(byte[] buf, int start, int end, ByteArrayOutputStream out) {
+    private void emit(byte[] buf, int start, int end, ByteArrayOutputStream out) throws StreamException {
         List<String> others = new ArrayList<>();
         StringBuilder data = null;
+        String type = null;
         String text = new String(buf, start, end - start, StandardCharsets.UTF_8);
         for (String line : text.split("\r\n|\r|\n")) {
             if (line.isEmpty()) {
@@ -116,8 +131,16 @@ final class SseFilter {
                         ? new StringBuilder(value)
                         : data.append('\n').append(value);
             } else {
+                if (line.startsWith("event:")) {
+                    type = line.substring(line.length() > 6 && line.charAt(6) == ' ' ? 7 : 6);
+                }
                 others.add(line);
             }
+        }
+        if (endpoints != null && "endpoint".equals(type)) {
+            endpoints.endpoint(data == null ? "" : data.toString());
+            out.write(buf, start, end - start);
+            return;
         }
         if (data == null || data.isEmpty()) {
             out.write(buf, start, end - start);

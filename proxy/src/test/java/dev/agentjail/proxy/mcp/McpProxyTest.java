@@ -150,8 +150,12 @@ class McpProxyTest {
         assertEquals(null, r.mcp().server());
     }
 
+    /**
+     * The policy approves {@code /mcp}, not the legacy server's {@code /sse}: its stream is no approved MCP endpoint, so
+     * the message endpoint it announces is not approved either (McpLegacyTest covers an approved legacy server).
+     */
     @Test
-    void theLegacySseTransportIsRefusedBecauseItsMessageEndpointIsNotApproved() throws Exception {
+    void aLegacyServerWhoseStreamIsNotTheApprovedUrlIsRefused() throws Exception {
         mcp = McpTestServer.legacy(dir);
         proxy = new McpProxy(mcp.port());
         client = proxy.legacyClient("mcp.test", mcp.port());

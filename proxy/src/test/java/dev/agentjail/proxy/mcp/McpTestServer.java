@@ -47,10 +47,14 @@ final class McpTestServer implements AutoCloseable {
         this(base, streaming, null);
     }
 
-    /** The legacy HTTP+SSE transport (2024-11-05): {@code GET /sse}, then {@code POST /mcp/message?sessionId=…}. */
-    private McpTestServer(Path base) throws Exception {
+    /**
+     * The legacy HTTP+SSE transport (2024-11-05): {@code GET /sse}, then {@code POST /mcp/message?sessionId=…}; the
+     * {@code endpoint} event names {@code <baseUrl>/mcp/message?sessionId=…} (relative when {@code baseUrl} is empty).
+     */
+    private McpTestServer(Path base, String baseUrl) throws Exception {
         io.modelcontextprotocol.server.transport.HttpServletSseServerTransportProvider transport =
                 io.modelcontextprotocol.server.transport.HttpServletSseServerTransportProvider.builder()
+                        .baseUrl(baseUrl)
                         .sseEndpoint("/sse")
                         .messageEndpoint("/mcp/message")
                         .build();
@@ -68,7 +72,12 @@ final class McpTestServer implements AutoCloseable {
 
     /** A server on the legacy HTTP+SSE transport. */
     static McpTestServer legacy(Path base) throws Exception {
-        return new McpTestServer(base);
+        return new McpTestServer(base, "");
+    }
+
+    /** A server on the legacy HTTP+SSE transport whose {@code endpoint} event is absolute, under {@code baseUrl}. */
+    static McpTestServer legacy(Path base, String baseUrl) throws Exception {
+        return new McpTestServer(base, baseUrl);
     }
 
     /** {@code keyStore} (one key entry, password {@value #KEY_PASSWORD}): serve HTTPS with it; null: plain HTTP. */

@@ -52,6 +52,32 @@ class SseFilterTest {
     }
 
     @Test
+    void anEndpointEventGoesToItsHandlerOnlyOnALegacyStream() throws Exception {
+        String stream = "event: endpoint\ndata: /messages?sessionId=1\n\n"
+                + "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n";
+        java.util.List<String> seen = new java.util.ArrayList<>();
+        SseFilter legacy = new SseFilter(RpcMessage::raw, seen::add);
+        assertEquals(stream, feedInPieces(legacy, stream, 5));
+        assertEquals(java.util.List.of("/messages?sessionId=1"), seen);
+
+        // Anywhere else its data is not JSON-RPC: dropped.
+        SseFilter plain = new SseFilter(RpcMessage::raw);
+        assertEquals(stream.substring(stream.indexOf("event: message")), feedInPieces(plain, stream, 5));
+        assertEquals(1, plain.dropped());
+    }
+
+    @Test
+    void aRefusedEndpointFailsTheStreamAndNothingOfItPasses() {
+        SseFilter f = new SseFilter(RpcMessage::raw, uri -> {
+            throw new SseFilter.StreamException("refused " + uri);
+        });
+        byte[] bytes = "event:endpoint\ndata:http://evil.test/m\n\n".getBytes(StandardCharsets.UTF_8);
+        SseFilter.StreamException e =
+                assertThrows(SseFilter.StreamException.class, () -> f.feed(bytes, 0, bytes.length, false));
+        assertEquals("refused http://evil.test/m", e.getMessage());
+    }
+
+    @Test
     void anEventPastTheBoundFailsTheStream() {
         SseFilter f = filter();
         byte[] big = ("data: " + "x".repeat(SseFilter.MAX_EVENT_BYTES)).getBytes(StandardCharsets.UTF_8);
