@@ -119,7 +119,8 @@ final class ProxyCommand implements Callable<Integer> {
                 io,
                 inspection.interception(),
                 inspection.inspection(),
-                policy.mcp());
+                policy.mcp(),
+                System.getenv());
         ProxyServer server = new ProxyServer(config);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()

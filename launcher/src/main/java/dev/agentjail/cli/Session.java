@@ -30,6 +30,7 @@ import dev.agentjail.proxy.audit.FileAuditLog;
 import dev.agentjail.proxy.audit.SessionDetails;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
 import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.mcp.host.HostEndpoints;
 import dev.agentjail.proxy.net.SystemResolver;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -41,6 +42,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -133,7 +135,8 @@ final class Session {
                 Math.min(2, Runtime.getRuntime().availableProcessors()),
                 inspection.interception(),
                 inspection.inspection(),
-                policy.mcp()));
+                policy.mcp(),
+                hostEnv));
         PidsCgroup cgroup = null;
         List<ProtectedPath> protectedPaths = List.of();
         long started = System.nanoTime();
@@ -156,8 +159,10 @@ final class Session {
                     MASK_MAX_DEPTH,
                     MASK_MAX_ENTRIES);
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
-            Map<String, String> env =
-                    JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders());
+            Map<String, String> env = new LinkedHashMap<>(
+                    JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders()));
+            // Where each host-side MCP server is reached (through the proxy): a URL, never a credential.
+            env.putAll(HostEndpoints.jailVariables(policy.mcp()));
             JailSpec spec = new JailSpec(
                     bwrap,
                     init,

@@ -196,6 +196,7 @@ public final class PolicyStack {
             // Each document alone first, so its own mistakes are reported with its own keys.
             PolicyLoader.build(
                     document.settings(), origins, home, document.source().name());
+            HostCommands.refuseFromProject(document, origins);
             checkLocks(document, locks, origins);
             for (NodeTuple tuple : document.root().getValue()) {
                 String key = ((ScalarNode) tuple.getKeyNode()).getValue();

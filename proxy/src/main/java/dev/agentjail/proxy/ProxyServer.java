@@ -4,6 +4,9 @@ import dev.agentjail.proxy.handoff.HandedOffListener;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.Inspector;
+import dev.agentjail.proxy.mcp.McpGate;
+import dev.agentjail.proxy.mcp.host.HostBridge;
+import dev.agentjail.proxy.mcp.host.HostEndpoints;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
 import io.netty.bootstrap.ServerBootstrap;
@@ -28,6 +31,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -45,21 +49,47 @@ public final class ProxyServer implements AutoCloseable {
     private final boolean epoll;
     private final List<Channel> listeners = new CopyOnWriteArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final HostBridge bridge;
 
     public ProxyServer(ProxyConfig config) {
         this.epoll = Epoll.isAvailable();
         this.group = new MultiThreadIoEventLoopGroup(
                 config.ioThreads(), epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         Class<? extends Channel> clientClass = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+        this.bridge = startBridge(config);
         this.runtime = new ProxyRuntime(
                 config,
-                new RequestRouter(config.network()),
+                new RequestRouter(config.network(), bridge),
                 new Dialer(
                         config.network(),
                         config.resolver(),
                         clientClass,
-                        config.timeouts().connect()),
-                Inspector.of(config.inspection()));
+                        config.timeouts().connect(),
+                        bridge),
+                Inspector.of(config.inspection()),
+                // Host-side servers are inspected at their synthetic URLs exactly like remote ones.
+                McpGate.of(HostEndpoints.asUrlServers(config.mcp())));
+    }
+
+    /** The bridge to host-side MCP servers, when the policy has any; their processes start on first use. */
+    private HostBridge startBridge(ProxyConfig config) {
+        if (HostEndpoints.hostServers(config.mcp()).isEmpty()) {
+            return null;
+        }
+        try {
+            return HostBridge.start(config.mcp(), config.hostEnv(), group, epoll, new SecureRandom());
+        } catch (Exception e) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("cannot start the bridge to host-side MCP servers: " + e.getMessage(), e);
+        }
+    }
+
+    /** The bridge to host-side MCP servers, or null when the policy has none (tests). */
+    public HostBridge hostBridge() {
+        return bridge;
     }
 
     /** Listens on a TCP address (port 0 picks a free port) and returns the bound address. */
@@ -151,6 +181,10 @@ public final class ProxyServer implements AutoCloseable {
         }
         // Closing the connections before the loops stop lets every open exchange and tunnel write its record.
         connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (bridge != null) {
+            // Before the loops stop: each session's process is stopped (group TERM, then KILL) and reaped.
+            bridge.close();
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

@@ -1,10 +1,15 @@
 package dev.agentjail.proxy.route;
 
 import dev.agentjail.policy.Authorities;
+import dev.agentjail.policy.Decision;
 import dev.agentjail.policy.MalformedTargetException;
 import dev.agentjail.policy.NetworkPolicy;
+import dev.agentjail.policy.Reasons;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.ProxyReasons;
+import dev.agentjail.proxy.mcp.host.HostBridge;
+import dev.agentjail.proxy.mcp.host.HostEndpoints;
+import dev.agentjail.proxy.mcp.host.HostErrors;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -14,14 +19,20 @@ import java.util.List;
 /**
  * Reads a forward-proxy request's target (authority-form for CONNECT, absolute-form {@code http://}
  * otherwise), canonicalises it once, checks the Host header against it and asks the policy.
+ *
+ * <p>Names under {@value HostEndpoints#DOMAIN} are the proxy's own: a configured host-side MCP server's endpoint is
+ * allowed as plain HTTP (unless a deny entry covers it), anything else there is refused.
  */
 public final class RequestRouter implements Router {
     private static final String HTTP_PREFIX = "http://";
 
     private final NetworkPolicy network;
+    private final HostBridge bridge;
 
-    public RequestRouter(NetworkPolicy network) {
+    /** {@code bridge}: the host-side MCP servers (null: none are configured). */
+    public RequestRouter(NetworkPolicy network, HostBridge bridge) {
         this.network = network;
+        this.bridge = bridge;
     }
 
     @Override
@@ -56,10 +67,35 @@ public final class RequestRouter implements Router {
             if (hostProblem != null) {
                 return hostProblem;
             }
+            if (HostEndpoints.reserved(target.host())) {
+                return hostServer(target, scheme, originForm, connect);
+            }
             return new Routing.Routed(target, scheme, originForm, connect, network.decide(target, defaultPort));
         } catch (MalformedTargetException e) {
             return new Routing.Rejected(HttpResponseStatus.BAD_REQUEST, ProxyReasons.BAD_TARGET, e.getMessage());
         }
+    }
+
+    /** A request for a host-side MCP server's endpoint: plain HTTP to a configured server only. */
+    private Routing hostServer(Target target, String scheme, String originForm, boolean connect) {
+        String name = bridge == null ? null : bridge.serverName(target.host());
+        String problem = null;
+        if (name == null) {
+            problem = "no host-side MCP server is configured as " + target.host();
+        } else if (connect || target.port() != HostEndpoints.PORT) {
+            problem = "a host-side MCP server is reached as " + HostEndpoints.url(name) + " (plain HTTP, no CONNECT)";
+        }
+        if (problem != null) {
+            return new Routing.Routed(
+                    target, scheme, originForm, connect, Decision.deny(HostErrors.REASON_UNKNOWN, "-"), problem);
+        }
+        Decision network = this.network.decide(target, HostEndpoints.PORT);
+        if (!network.allowed() && network.reason().equals(Reasons.DENIED_BY_RULE)) {
+            // A deny entry covering the reserved names wins here too.
+            return new Routing.Routed(target, scheme, originForm, false, network);
+        }
+        return new Routing.Routed(
+                target, scheme, originForm, false, Decision.allow(Reasons.ALLOWED, "mcp.servers[" + name + "]"));
     }
 
     @Override

@@ -4,6 +4,9 @@ import dev.agentjail.policy.HostKind;
 import dev.agentjail.policy.NetworkPolicy;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.ProxyReasons;
+import dev.agentjail.proxy.mcp.host.HostBridge;
+import dev.agentjail.proxy.mcp.host.HostEndpoints;
+import dev.agentjail.proxy.mcp.host.HostErrors;
 import dev.agentjail.proxy.net.AddressClass;
 import dev.agentjail.proxy.net.AddressClassifier;
 import dev.agentjail.proxy.net.HostResolver;
@@ -31,27 +34,46 @@ import java.util.concurrent.CompletionException;
  * <p>Addresses come from, in order: the target itself when it is an IP literal, the policy's pinned
  * {@code resolve} entries, or DNS. An address that is not public is dialled only when the policy
  * allowed it explicitly.
+ *
+ * <p>Names under {@value HostEndpoints#DOMAIN} are never resolved: a configured host-side MCP server's name is
+ * connected to the proxy's own bridge, any other is refused.
  */
 public final class Dialer {
     private final NetworkPolicy network;
     private final HostResolver resolver;
     private final Class<? extends Channel> channelClass;
     private final Duration connectTimeout;
+    private final HostBridge bridge;
 
+    /** {@code bridge}: where host-side MCP servers are reached (null: none are configured). */
     public Dialer(
             NetworkPolicy network,
             HostResolver resolver,
             Class<? extends Channel> channelClass,
-            Duration connectTimeout) {
+            Duration connectTimeout,
+            HostBridge bridge) {
         this.network = network;
         this.resolver = resolver;
         this.channelClass = channelClass;
         this.connectTimeout = connectTimeout;
+        this.bridge = bridge;
     }
 
     /** Dials {@code target}; the promise always completes on {@code loop}. */
     public Promise<DialOutcome> dial(EventLoop loop, Target target, ChannelHandler initializer) {
         Promise<DialOutcome> promise = loop.newPromise();
+        if (HostEndpoints.reserved(target.host())) {
+            if (bridge != null && bridge.serves(target)) {
+                bridge.connect(loop, initializer, promise);
+            } else {
+                promise.trySuccess(new DialOutcome.Failed(
+                        HttpResponseStatus.BAD_GATEWAY,
+                        HostErrors.REASON_UNKNOWN,
+                        "no host-side MCP server at " + target.authority(),
+                        null));
+            }
+            return promise;
+        }
         List<InetAddress> pinned = network.pinned(target.host());
         if (target.kind() != HostKind.DNS) {
             InetAddress literal = literal(target);

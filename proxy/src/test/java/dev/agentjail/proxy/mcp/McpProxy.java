@@ -71,7 +71,8 @@ final class McpProxy implements AutoCloseable {
                 2,
                 interception,
                 new Inspection(policy.redaction(), knownValues, List.of()),
-                policy.mcp()));
+                policy.mcp(),
+                Map.of()));
         address = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
     }
 

@@ -79,7 +79,8 @@ public final class ProxyFixture implements AutoCloseable {
                 2,
                 interception,
                 new Inspection(policy.redaction(), knownValues, credentials),
-                policy.mcp());
+                policy.mcp(),
+                Map.of());
         ProxyServer server = new ProxyServer(config);
         InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return new ProxyFixture(server, bound, audit, dns);
