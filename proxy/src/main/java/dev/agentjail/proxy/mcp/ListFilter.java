@@ -14,7 +14,8 @@ import java.util.List;
 final class ListFilter {
     /**
      * The message to pass on, how many entries were hidden, which tools changed since pinned, and which approved
-     * tools carry marks of poisoning ({@link ToolPoisoning}).
+     * tools are flagged: a tool's name for marks of poisoning ({@link ToolPoisoning}); {@code <name>
+     * shadowing:<server>.<tool>} for a description that names another server's tool ({@link ToolShadowing}).
      */
     record Filtered(Json.Obj message, int hidden, List<String> changed, List<String> flagged) {}
 
@@ -77,12 +78,23 @@ final class ListFilter {
             String name = item instanceof Json.Obj o ? o.string(spec.key()) : null;
             boolean ok = name != null && filter.permits(name) && (!spec.tools() || McpGate.validToolName(name));
             if (ok && spec.tools()) {
-                ToolPins.Seen seen = gate.pins().observe(server.name(), name, (Json.Obj) item);
+                Json.Obj tool = (Json.Obj) item;
+                ToolPins.Seen seen = gate.pins().observe(server.name(), name, tool);
                 if (seen == ToolPins.Seen.CHANGED) {
                     ok = false;
                     changed.add(name);
-                } else if (ToolPoisoning.flagged((Json.Obj) item)) {
-                    flagged.add(name);
+                } else {
+                    if (seen == ToolPins.Seen.PINNED) {
+                        gate.shadowing().known(server.name(), name);
+                    }
+                    if (ToolPoisoning.flagged(tool)) {
+                        flagged.add(name);
+                    }
+                    if (tool.get("description") instanceof Json.Str d) {
+                        for (String shadowed : gate.shadowing().shadowed(server.name(), name, d.value())) {
+                            flagged.add(name + " " + shadowed);
+                        }
+                    }
                 }
             }
             if (ok) {

@@ -26,6 +26,11 @@ public final class McpErrors {
     public static final int METHOD_NOT_PERMITTED = -32006;
     /** The body cannot be inspected (too large, compressed, not UTF-8 JSON). */
     public static final int UNINSPECTABLE = -32007;
+    /**
+     * The request names an {@code Mcp-Session-Id} the server did not issue through this proxy, or one that ended, or
+     * sends {@code Last-Event-ID} without a session: answered with HTTP 404, on which clients start a new session.
+     */
+    public static final int SESSION_UNKNOWN = -32008;
 
     public static final String REASON_PARSE_ERROR = "mcp-parse-error";
     public static final String REASON_INVALID_REQUEST = "mcp-invalid-request";
@@ -39,6 +44,8 @@ public final class McpErrors {
     public static final String REASON_UNINSPECTABLE = "mcp-uninspectable";
     /** An {@code Mcp-Session-Id} or {@code MCP-Protocol-Version} header the proxy cannot vouch for. */
     public static final String REASON_BAD_HEADER = "mcp-bad-header";
+    /** An {@code Mcp-Session-Id} not issued through this proxy (or ended), or a {@code Last-Event-ID} without one. */
+    public static final String REASON_SESSION_UNKNOWN = "mcp-session-unknown";
     /**
      * A legacy HTTP+SSE stream announced a message endpoint the proxy does not approve (another origin, a second one,
      * one taken, too many sessions): the stream ends.

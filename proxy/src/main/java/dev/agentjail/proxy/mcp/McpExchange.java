@@ -60,6 +60,9 @@ public final class McpExchange {
     /** Longest session id accepted; real ones are UUIDs or similar. */
     static final int MAX_SESSION_ID = 256;
 
+    static final String SESSION_HEADER = "Mcp-Session-Id";
+    static final String LAST_EVENT_ID = "Last-Event-ID";
+
     private static final byte[] JSONRPC_KEY = "\"jsonrpc\"".getBytes(StandardCharsets.US_ASCII);
 
     /** What the collected request body leads to. */
@@ -95,6 +98,7 @@ public final class McpExchange {
     private final Target target;
     private final String originForm;
     private final boolean get;
+    private final boolean delete;
     private final boolean collecting;
     /** The legacy session this request is a message of (a POST to its message endpoint), or null. */
     private final LegacySession legacy;
@@ -104,6 +108,8 @@ public final class McpExchange {
     private boolean decided;
     private boolean bodyComplete;
     private String streamProblem;
+    /** SHA-256 of the request's {@code Mcp-Session-Id} (never the id itself), or null when it has none. */
+    private String sessionHash;
 
     private String method;
     private Json id;
@@ -149,6 +155,7 @@ public final class McpExchange {
         this.target = target;
         this.originForm = originForm;
         this.get = request.method().equals(HttpMethod.GET);
+        this.delete = request.method().equals(HttpMethod.DELETE);
         this.collecting = collecting;
     }
 
@@ -180,8 +187,9 @@ public final class McpExchange {
     }
 
     /**
-     * Refuses, from its head alone, a request to an approved endpoint that could not be inspected (a compressed body,
-     * a WebSocket upgrade): true when it did, and {@link #refusal} answers.
+     * Refuses, from its head alone, a request to an approved endpoint with malformed MCP headers, a session this proxy
+     * did not see the server issue, or a body that could not be inspected (compressed, a WebSocket upgrade): true when
+     * it did, and {@link #refusal} answers. A {@code DELETE} that passes ends its session for the proxy.
      */
     public boolean refusedFromHead(HttpRequest request, boolean websocket) {
         if (server == null) {
@@ -194,6 +202,14 @@ public final class McpExchange {
                     McpVerdict.refuse(McpErrors.INVALID_REQUEST, McpErrors.REASON_BAD_HEADER, header, rule()));
             return true;
         }
+        String session = unknownSession(request);
+        if (session != null) {
+            // 404 is what the MCP transport says a gone session gets: the client starts a new one, through the proxy.
+            refuse(
+                    HttpResponseStatus.NOT_FOUND,
+                    McpVerdict.refuse(McpErrors.SESSION_UNKNOWN, McpErrors.REASON_SESSION_UNKNOWN, session, rule()));
+            return true;
+        }
         String problem = null;
         if (websocket) {
             problem = "MCP over WebSocket is not inspected; use Streamable HTTP";
@@ -201,6 +217,10 @@ public final class McpExchange {
             problem = "a compressed MCP request body is not inspected";
         }
         if (problem == null) {
+            if (delete && sessionHash != null) {
+                // The client ends the session: whatever the server answers, it is not passed again.
+                gate.sessions().forget(server.name(), sessionHash);
+            }
             return false;
         }
         refuse(
@@ -209,9 +229,30 @@ public final class McpExchange {
         return true;
     }
 
+    /**
+     * Why the request's session is not one to pass (corpus case 149), or null: its {@code Mcp-Session-Id} must be one
+     * the server issued through this proxy and that has not ended; a {@code Last-Event-ID} (resuming a stream) needs
+     * such a session. The message never contains the id.
+     */
+    private String unknownSession(HttpRequest request) {
+        String session = request.headers().get(SESSION_HEADER);
+        if (session == null) {
+            return request.headers().contains(LAST_EVENT_ID)
+                    ? "Last-Event-ID is accepted only with the Mcp-Session-Id of a session started through agentjail;"
+                            + " reconnect without it, or initialize a new session"
+                    : null;
+        }
+        sessionHash = SessionBinding.hash(session);
+        if (gate.sessions().known(server.name(), sessionHash)) {
+            return null;
+        }
+        return "MCP session unknown: this Mcp-Session-Id was not issued by server '" + server.name()
+                + "' through agentjail, or it ended; initialize a new session";
+    }
+
     /** What is wrong with the request's MCP headers, or null (corpus cases 149 and 150). */
     private static String badHeader(HttpRequest request) {
-        List<String> sessions = request.headers().getAll("Mcp-Session-Id");
+        List<String> sessions = request.headers().getAll(SESSION_HEADER);
         if (sessions.size() > 1) {
             return "more than one Mcp-Session-Id header";
         }
@@ -526,6 +567,7 @@ public final class McpExchange {
         if (server == null) {
             return ResponseMode.PASS;
         }
+        bindSession(head);
         String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
         String mime = type == null ? "" : type.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
         if (mime.equals("text/event-stream")) {
@@ -542,6 +584,23 @@ public final class McpExchange {
             response = new byte[0];
         }
         return responseMode;
+    }
+
+    /**
+     * Remembers the session the server issues in its answer to {@code initialize}, before the client sees it; forgets
+     * the request's session when the server answers 404 (it has ended it).
+     */
+    private void bindSession(HttpResponse head) {
+        int status = head.status().code();
+        if (sessionHash != null && status == 404) {
+            gate.sessions().forget(server.name(), sessionHash);
+        }
+        if ("initialize".equals(method) && status >= 200 && status < 300) {
+            String issued = head.headers().get(SESSION_HEADER);
+            if (issued != null) {
+                gate.sessions().issued(server.name(), SessionBinding.hash(issued));
+            }
+        }
     }
 
     public ResponseMode responseMode() {

@@ -51,9 +51,13 @@ public final class McpGate {
     private final List<Endpoint> endpoints;
     private final ToolPins pins = new ToolPins();
     private final LegacyEndpoints legacy = new LegacyEndpoints();
+    private final SessionBinding sessions = new SessionBinding();
+    private final ToolShadowing shadowing;
 
     private McpGate(List<Endpoint> endpoints) {
         this.endpoints = List.copyOf(endpoints);
+        this.shadowing =
+                new ToolShadowing(this.endpoints.stream().map(Endpoint::server).toList());
     }
 
     public static McpGate of(McpPolicy policy) {
@@ -119,6 +123,16 @@ public final class McpGate {
     /** The message endpoints of the legacy HTTP+SSE sessions open now. */
     LegacyEndpoints legacy() {
         return legacy;
+    }
+
+    /** The Streamable HTTP sessions each server issued through this proxy. */
+    SessionBinding sessions() {
+        return sessions;
+    }
+
+    /** The tools of each server that other servers' descriptions are checked for. */
+    ToolShadowing shadowing() {
+        return shadowing;
     }
 
     /** Decides on one client-to-server message to {@code server}. */

@@ -36,6 +36,8 @@ final class McpTestServer implements AutoCloseable {
     final List<Call> calls = new CopyOnWriteArrayList<>();
     /** Every HTTP request that reached the server. */
     final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+    /** The {@code Mcp-Session-Id} of every request that reached the server with one, in order. */
+    final List<String> sessionIds = new CopyOnWriteArrayList<>();
 
     private final Tomcat tomcat;
     private final McpSyncServer streamable;
@@ -145,6 +147,10 @@ final class McpTestServer implements AutoCloseable {
                     jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse res)
                     throws jakarta.servlet.ServletException, java.io.IOException {
                 requests.incrementAndGet();
+                String session = req.getHeader("Mcp-Session-Id");
+                if (session != null) {
+                    sessionIds.add(session);
+                }
                 delegate.service(req, res);
             }
 

@@ -275,6 +275,16 @@ class McpWireTest {
 
     @Test
     void knownVersionsAndWellFormedSessionsPass() throws Exception {
+        // The session must be one the server issued through this proxy (corpus case 149, McpSessionBindingTest).
+        answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                + "Mcp-Session-Id: 6f1c2a9e-0d7b-4c1e-9a55-1b2c3d4e5f60\r\nContent-Length: 36\r\n\r\n"
+                + "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+        assertEquals(
+                200,
+                send(post(approved(), utf8("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}")))
+                        .status());
+        answer = RecordingUpstream.OK;
+
         RawResponse r = send(post(
                 approved(),
                 utf8(call("\"search\"")),
@@ -282,7 +292,7 @@ class McpWireTest {
                 "MCP-Protocol-Version: 2025-06-18"));
 
         assertEquals(200, r.status());
-        assertEquals(1, upstream.requests().size());
+        assertEquals(2, upstream.requests().size());
     }
 
     @Test
