@@ -5,6 +5,8 @@ import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.PolicyException;
 import dev.agentjail.policy.PolicyStack;
+import dev.agentjail.policy.ProjectTrust;
+import dev.agentjail.policy.TrustedProjects;
 import dev.agentjail.proxy.audit.Sha256;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -13,22 +15,47 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The effective policy of a command together with where it came from and a SHA-256 over every
- * document merged into it, for the session record. {@code effective} is empty for the built-in
- * deny-all policy (no policy file applies).
+ * The effective policy of a command together with where it came from, a SHA-256 over every document merged into it
+ * (for the session record), and how the user's trust in its project layer stands. {@code effective} is empty for the
+ * built-in deny-all policy (no policy file applies).
  */
-record LoadedPolicy(Policy policy, String source, String sha256, Optional<EffectivePolicy> effective) {
+record LoadedPolicy(
+        Policy policy, String source, String sha256, Optional<EffectivePolicy> effective, ProjectTrust.Result trust) {
     static final String BUILT_IN = "built-in deny-all";
 
     static LoadedPolicy builtIn() {
-        return new LoadedPolicy(Policy.denyAll(), BUILT_IN, Sha256.hex(new byte[0], 0, 0), Optional.empty());
+        return new LoadedPolicy(
+                Policy.denyAll(),
+                BUILT_IN,
+                Sha256.hex(new byte[0], 0, 0),
+                Optional.empty(),
+                ProjectTrust.Result.notNeeded());
+    }
+
+    /** Where the user's trust in project policies is kept: {@code $XDG_STATE_HOME/agentjail/trusted-projects.json}. */
+    static Path trustStore(Map<String, String> env) {
+        return Paths.stateHome(env).toAbsolutePath().normalize().resolve(TrustedProjects.FILE_NAME);
     }
 
     /**
-     * Finds and merges the policy stack: team, user, the presets and project file, then the {@code
-     * --policy} files. A policy that cannot be used is a usage error (exit 2): nothing starts.
+     * Finds and merges the policy stack, as {@code agentjail run} uses it: team, user, the presets and project file,
+     * then the {@code --policy} files. A policy that cannot be used, or a project policy that reaches outside the
+     * jail without the user's trust, is a usage error (exit 2): nothing starts.
      */
     static LoadedPolicy discover(
+            Map<String, String> env, Path home, Optional<Path> projectDir, List<String> presets, List<Path> overrides) {
+        LoadedPolicy loaded = review(env, home, projectDir, presets, overrides);
+        if (!loaded.trust().allowed()) {
+            throw new CliException(ExitCodes.USAGE, loaded.trust().error().getMessage());
+        }
+        return loaded;
+    }
+
+    /**
+     * As {@link #discover}, but a project policy the user does not trust is loaded anyway, its trust status in
+     * {@link #trust()}: for the commands that only look at policies.
+     */
+    static LoadedPolicy review(
             Map<String, String> env, Path home, Optional<Path> projectDir, List<String> presets, List<Path> overrides) {
         try {
             List<PolicyStack.Input> inputs =
@@ -37,8 +64,16 @@ record LoadedPolicy(Policy policy, String source, String sha256, Optional<Effect
                 return builtIn();
             }
             EffectivePolicy effective = PolicyStack.load(inputs, home);
+            // The store is read only when the project asks for something that needs it.
+            TrustedProjects trusted = effective.projectRequests().isEmpty()
+                    ? TrustedProjects.none()
+                    : TrustedProjects.read(trustStore(env));
             return new LoadedPolicy(
-                    effective.policy(), effective.policy().source(), effective.sha256(), Optional.of(effective));
+                    effective.policy(),
+                    effective.policy().source(),
+                    effective.sha256(),
+                    Optional.of(effective),
+                    ProjectTrust.evaluate(effective, trusted));
         } catch (PolicyException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         } catch (IOException e) {

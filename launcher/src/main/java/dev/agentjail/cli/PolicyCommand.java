@@ -30,15 +30,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agentjail policy}: checks, shows and suggests policies; lists the agent presets. */
+/** {@code agentjail policy}: checks, shows, suggests and trusts policies; lists the agent presets. */
 @Command(
         name = "policy",
         mixinStandardHelpOptions = true,
-        description = "Checks, shows and suggests policies; lists the agent presets.",
+        description = "Checks, shows, suggests and trusts policies; lists the agent presets.",
         subcommands = {
             PolicyCommand.Check.class,
             PolicyCommand.Show.class,
             PolicyCommand.Suggest.class,
+            PolicyTrustCommand.class,
             PolicyPresets.class,
             PolicySchema.class
         })
@@ -72,15 +73,31 @@ final class PolicyCommand implements Callable<Integer> {
                 description = "Agent preset applied under the project policy (repeatable).")
         List<String> presets = new ArrayList<>();
 
+        /** The stack as agentjail run would merge it; a project policy not trusted yet loads, with its status. */
         LoadedPolicy load() {
+            return LoadedPolicy.review(
+                    System.getenv(),
+                    Paths.home(System.getenv()),
+                    Optional.of(projectDir(project)),
+                    presets,
+                    policyFiles);
+        }
+
+        /** {@code --project DIR} (default: the current directory), checked to be a directory. */
+        static Path projectDir(Path project) {
             Path dir =
                     (project != null ? project : Path.of("")).toAbsolutePath().normalize();
             if (!Files.isDirectory(dir)) {
                 throw new CliException(ExitCodes.USAGE, "--project: not a directory: " + dir);
             }
-            return LoadedPolicy.discover(
-                    System.getenv(), Paths.home(System.getenv()), Optional.of(dir), presets, policyFiles);
+            return dir;
         }
+    }
+
+    /** Prints why agentjail run would refuse the project policy's entries that need the user's trust, if it would. */
+    static void warnUntrusted(LoadedPolicy loaded, PrintWriter err) {
+        loaded.trust().warnings().forEach(err::println);
+        err.flush();
     }
 
     /** {@code agentjail policy check}. */
@@ -91,7 +108,8 @@ final class PolicyCommand implements Callable<Integer> {
                 "Validates policy files. With FILEs, checks each on its own (with what it extends);",
                 "without, checks the policy agentjail run would use here: team, user, preset, project and",
                 "--policy files merged. Each error names the file, line and key, with the nearest valid",
-                "key for a typo. Exit code 0 when valid, 2 when not."
+                "key for a typo. Exit code 0 when valid, 2 when not. Entries of the project policy that",
+                "need your trust (agentjail policy trust) and do not have it are warnings here."
             })
     static final class Check implements Callable<Integer> {
         @Spec
@@ -117,6 +135,8 @@ final class PolicyCommand implements Callable<Integer> {
                         .map(s -> s.layer().description() + " " + s.name())
                         .toList();
                 out.println("ok: " + String.join(", ", names));
+                out.flush();
+                warnUntrusted(loaded, err);
                 return ExitCodes.OK;
             }
             int exit = ExitCodes.OK;
@@ -140,7 +160,9 @@ final class PolicyCommand implements Callable<Integer> {
             mixinStandardHelpOptions = true,
             description = {
                 "Prints the effective policy agentjail run would use here, merged from every layer, as",
-                "YAML that loads back to the same policy. --origin adds the file and line of every value."
+                "YAML that loads back to the same policy. --origin adds the file and line of every value,",
+                "and marks the project entries that need your trust (agentjail policy trust) with whether",
+                "they have it."
             })
     static final class Show implements Callable<Integer> {
         @Spec
@@ -161,8 +183,9 @@ final class PolicyCommand implements Callable<Integer> {
                 out.println("version: 1");
                 return ExitCodes.OK;
             }
-            out.print(loaded.effective().get().render(origin));
+            out.print(loaded.effective().get().render(origin, loaded.trust()));
             out.flush();
+            warnUntrusted(loaded, spec.commandLine().getErr());
             return ExitCodes.OK;
         }
     }

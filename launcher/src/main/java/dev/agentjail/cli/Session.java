@@ -187,6 +187,7 @@ final class Session {
                     PreStart.wrap(policy.jail().preStart(), command),
                     HostDevices.find(policy.jail().devices()));
             refuseVisibleCa(spec, inspection.authority().directory());
+            refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
             }
@@ -433,6 +434,24 @@ final class Session {
                         "the agentjail CA directory " + caDir + " (it holds the CA's private key) would be visible"
                                 + " inside the jail through the bind of " + bind.get()
                                 + "; keep it outside the project and the policy's binds (see --ca-dir)");
+            }
+        }
+    }
+
+    /**
+     * The record of trusted project policies: an agent that could write it (or the directory it is in) could trust
+     * its own next policy, and one that could read it learns which projects the user trusts.
+     */
+    private static void refuseVisibleTrustStore(JailSpec spec, Path store) {
+        Path file = store.toAbsolutePath().normalize();
+        for (Path candidate : List.of(file, realPrefix(file))) {
+            Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
+            if (bind.isPresent()) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "agentjail's record of trusted project policies " + store + " would be visible inside the"
+                                + " jail through the bind of " + bind.get()
+                                + "; keep $XDG_STATE_HOME/agentjail out of the policy's binds");
             }
         }
     }

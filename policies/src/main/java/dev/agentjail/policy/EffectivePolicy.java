@@ -4,9 +4,11 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 
 /**
@@ -20,18 +22,27 @@ public final class EffectivePolicy {
     private final Origins origins;
     private final List<PolicyDocument> documents;
     private final Map<String, String> lockedBy;
+    private final Optional<ProjectSnapshot> projectSnapshot;
+    private final List<ProjectRequests.Found> projectRequests;
+    private final ProjectTrust.Setting projectTrust;
 
     EffectivePolicy(
             Policy policy,
             List<NodeTuple> merged,
             Origins origins,
             List<PolicyDocument> documents,
-            Map<String, String> lockedBy) {
+            Map<String, String> lockedBy,
+            Optional<ProjectSnapshot> projectSnapshot,
+            List<ProjectRequests.Found> projectRequests,
+            ProjectTrust.Setting projectTrust) {
         this.policy = policy;
         this.merged = List.copyOf(merged);
         this.origins = origins;
         this.documents = List.copyOf(documents);
         this.lockedBy = Map.copyOf(lockedBy);
+        this.projectSnapshot = projectSnapshot;
+        this.projectRequests = List.copyOf(projectRequests);
+        this.projectTrust = projectTrust;
     }
 
     public Policy policy() {
@@ -41,6 +52,25 @@ public final class EffectivePolicy {
     /** The documents merged, in merge order (most authoritative layer first, each after what it extends). */
     public List<PolicySource> sources() {
         return documents.stream().map(PolicyDocument::source).toList();
+    }
+
+    /**
+     * The project layer's files (the {@code .agentjail.yaml} and what it extends by path; never the presets, which
+     * ship with agentjail) with their SHA-256: what {@code agentjail policy trust} records. Empty without a project
+     * policy file.
+     */
+    public Optional<ProjectSnapshot> projectSnapshot() {
+        return projectSnapshot;
+    }
+
+    /** The entries of the project layer that reach outside the jail and the project; they need the user's trust. */
+    public List<ProjectRequest> projectRequests() {
+        return projectRequests.stream().map(ProjectRequests.Found::request).toList();
+    }
+
+    /** The effective {@code trust.projects}: whether a project policy may be trusted at all. */
+    public ProjectTrust.Setting projectTrust() {
+        return projectTrust;
     }
 
     /**
@@ -91,6 +121,25 @@ public final class EffectivePolicy {
      * value carries a comment naming the file and line it came from.
      */
     public String render(boolean withOrigins) {
-        return new PolicyRenderer(origins, withOrigins).render(merged, lockedBy, sources());
+        return new PolicyRenderer(origins, withOrigins, Map.of()).render(merged, lockedBy, sources());
+    }
+
+    /**
+     * As {@link #render(boolean)}; with origins, every project entry that needs trust is marked with how {@code
+     * trust} stands ({@code trusted project entry}, or why {@code agentjail run} refuses it).
+     */
+    public String render(boolean withOrigins, ProjectTrust.Result trust) {
+        Map<Node, String> marks = new IdentityHashMap<>();
+        String mark = switch (trust.status()) {
+            case NOT_NEEDED -> null;
+            case TRUSTED -> "trusted project entry";
+            case UNTRUSTED -> "not trusted: agentjail run refuses it (see " + ProjectTrust.COMMAND + ")";
+            case CHANGED -> "trust lapsed, a file changed: agentjail run refuses it";
+            case FORBIDDEN -> "trust.projects is never: agentjail run refuses it";
+        };
+        if (mark != null) {
+            projectRequests.forEach(found -> marks.put(found.node(), mark));
+        }
+        return new PolicyRenderer(origins, withOrigins, marks).render(merged, lockedBy, sources());
     }
 }

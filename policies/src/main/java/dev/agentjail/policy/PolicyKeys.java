@@ -34,6 +34,7 @@ final class PolicyKeys {
         sections.put("limits", LimitsSection.KEYS);
         sections.put("jail", JailSection.KEYS);
         sections.put("audit", AuditSection.KEYS);
+        sections.put(TrustSection.SECTION, TrustSection.KEYS);
         return Map.copyOf(sections);
     }
 

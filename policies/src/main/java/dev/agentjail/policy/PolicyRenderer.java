@@ -20,11 +20,17 @@ final class PolicyRenderer {
 
     private final Origins origins;
     private final boolean withOrigins;
+    private final Map<Node, String> marks;
     private final StringBuilder out = new StringBuilder();
 
-    PolicyRenderer(Origins origins, boolean withOrigins) {
+    /** The mark of the node being written (and everything under it), added to its origin comments. */
+    private String mark;
+
+    /** {@code marks} (identity-keyed) adds a note to the origin comment of a node and everything under it. */
+    PolicyRenderer(Origins origins, boolean withOrigins, Map<Node, String> marks) {
         this.origins = origins;
         this.withOrigins = withOrigins;
+        this.marks = marks;
     }
 
     String render(List<NodeTuple> merged, Map<String, String> lockedBy, List<PolicySource> sources) {
@@ -53,6 +59,16 @@ final class PolicyRenderer {
     private void entry(NodeTuple tuple, int indent) {
         ScalarNode key = (ScalarNode) tuple.getKeyNode();
         Node value = tuple.getValueNode();
+        String outer = mark;
+        mark = marks.getOrDefault(value, mark);
+        try {
+            entry(key, value, indent);
+        } finally {
+            mark = outer;
+        }
+    }
+
+    private void entry(ScalarNode key, Node value, int indent) {
         indent(indent);
         out.append(scalar(key.getValue(), Tag.STR)).append(':');
         if (value instanceof ScalarNode scalar) {
@@ -75,23 +91,33 @@ final class PolicyRenderer {
             return;
         }
         for (Node item : ((SequenceNode) node).getValue()) {
-            indent(indent);
-            out.append('-');
-            if (item instanceof ScalarNode scalar) {
-                out.append(' ').append(scalar(scalar));
-                comment(origins.where(item));
-            } else if (isEmpty(item)) {
-                out.append(item instanceof MappingNode ? " {}" : " []");
-                comment(origins.where(item));
-            } else if (item instanceof MappingNode mapping) {
-                // The first entry goes on the dash's line, the others under it.
-                int mark = out.length();
-                block(mapping, indent + 2);
-                out.delete(mark, mark + indent + 1);
-            } else {
-                comment(origins.where(item));
-                block(item, indent + 2);
+            String outer = mark;
+            mark = marks.getOrDefault(item, mark);
+            try {
+                item(item, indent);
+            } finally {
+                mark = outer;
             }
+        }
+    }
+
+    private void item(Node item, int indent) {
+        indent(indent);
+        out.append('-');
+        if (item instanceof ScalarNode scalar) {
+            out.append(' ').append(scalar(scalar));
+            comment(origins.where(item));
+        } else if (isEmpty(item)) {
+            out.append(item instanceof MappingNode ? " {}" : " []");
+            comment(origins.where(item));
+        } else if (item instanceof MappingNode mapping) {
+            // The first entry goes on the dash's line, the others under it.
+            int start = out.length();
+            block(mapping, indent + 2);
+            out.delete(start, start + indent + 1);
+        } else {
+            comment(origins.where(item));
+            block(item, indent + 2);
         }
     }
 
@@ -107,6 +133,9 @@ final class PolicyRenderer {
     private void comment(String where) {
         if (withOrigins) {
             out.append("  # ").append(where);
+            if (mark != null) {
+                out.append(" (").append(mark).append(')');
+            }
         }
         out.append('\n');
     }

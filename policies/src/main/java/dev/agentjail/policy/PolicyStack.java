@@ -1,11 +1,16 @@
 package dev.agentjail.policy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +79,10 @@ public final class PolicyStack {
     private final List<PolicyDocument> documents = new ArrayList<>();
     private final Set<String> included = new HashSet<>();
     private final Deque<String> chain = new ArrayDeque<>();
+    /** The project layer's own files (not its presets), by document, with their real path as the name. */
+    private final Map<PolicyDocument, String> projectFiles = new IdentityHashMap<>();
+    /** The directory of the first project policy file given as an input: the project that trust is keyed by. */
+    private Path projectRoot;
 
     private PolicyStack(Path home) {
         this.home = home.toAbsolutePath().normalize();
@@ -110,6 +119,12 @@ public final class PolicyStack {
                     .error(referrer, "extends", "extends nested deeper than " + MAX_EXTENDS_DEPTH + " levels");
         }
         PolicyDocument document = PolicyDocument.parse(resolved.text(), resolved.source());
+        if (input.layer() == PolicyLayer.PROJECT && input.preset() == null) {
+            projectFiles.put(document, resolved.identity());
+            if (referrer == null && projectRoot == null) {
+                projectRoot = projectDirectory(input);
+            }
+        }
         chain.push(resolved.identity());
         if (document.extendsNode() != null) {
             YamlNodes nodes = new YamlNodes(origins(document.source()));
@@ -179,6 +194,20 @@ public final class PolicyStack {
         }
     }
 
+    /** The real path of the directory holding a project policy given as an input (not one it extends). */
+    private static Path projectDirectory(Input input) {
+        Path dir =
+                input.file() != null ? input.file().toAbsolutePath().normalize().getParent() : input.baseDir();
+        if (dir == null) {
+            dir = Path.of("/");
+        }
+        try {
+            return dir.toRealPath();
+        } catch (IOException e) {
+            return dir;
+        }
+    }
+
     private static Origins origins(PolicySource source) {
         return new Origins(source);
     }
@@ -191,12 +220,23 @@ public final class PolicyStack {
         Map<String, Lock> locks = new LinkedHashMap<>();
         Map<String, Node> merged = new LinkedHashMap<>();
         Map<String, Node> keyNodes = new LinkedHashMap<>();
+        Optional<Path> root = Optional.ofNullable(projectRoot);
+        ProjectRequests projectRequests = new ProjectRequests(origins, home, root);
+        List<ProjectRequests.Found> requests = new ArrayList<>();
         for (PolicyDocument document : documents) {
             origins.register(document.root(), document.source());
             // Each document alone first, so its own mistakes are reported with its own keys.
             PolicyLoader.build(
                     document.settings(), origins, home, document.source().name());
+            Node trust = document.settings().get(TrustSection.SECTION);
+            if (trust != null) {
+                new TrustSection(new YamlNodes(origins)).read(trust);
+            }
             HostCommands.refuseFromProject(document, origins);
+            TrustSection.refuseFromProject(document, origins);
+            if (projectFiles.containsKey(document)) {
+                requests.addAll(projectRequests.scan(document));
+            }
             checkLocks(document, locks, origins);
             for (NodeTuple tuple : document.root().getValue()) {
                 String key = ((ScalarNode) tuple.getKeyNode()).getValue();
@@ -222,7 +262,34 @@ public final class PolicyStack {
         }
         Map<String, String> lockedBy = new LinkedHashMap<>();
         locks.forEach((path, lock) -> lockedBy.put(path, lock.where()));
-        return new EffectivePolicy(policy, tuples, origins, documents, lockedBy);
+        Node trust = merged.get(TrustSection.SECTION);
+        ProjectTrust.Setting setting =
+                trust == null ? ProjectTrust.Setting.DEFAULT : new TrustSection(new YamlNodes(origins)).read(trust);
+        return new EffectivePolicy(policy, tuples, origins, documents, lockedBy, snapshot(root), requests, setting);
+    }
+
+    /** The project layer's files with the SHA-256 of the bytes that were parsed (valid UTF-8 round-trips exactly). */
+    private Optional<ProjectSnapshot> snapshot(Optional<Path> root) {
+        if (root.isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, String> files = new LinkedHashMap<>();
+        for (PolicyDocument document : documents) {
+            String file = projectFiles.get(document);
+            if (file != null) {
+                files.put(file, sha256(document.text()));
+            }
+        }
+        return Optional.of(new ProjectSnapshot(root.get(), files));
+    }
+
+    private static String sha256(String text) {
+        try {
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 
     /** Refuses any key this document sets that a document of a more authoritative layer locked. */

@@ -209,7 +209,7 @@ class PolicyLoaderTest {
                 arguments(
                         "version: 1\n<<: {network: {}}\n",
                         "p.yaml:2: <<: unknown key '<<' (expected one of: audit, credentials, env, extends, filesystem,"
-                                + " jail, limits, locked, mcp, network, redaction, tls, version)"),
+                                + " jail, limits, locked, mcp, network, redaction, tls, trust, version)"),
                 // wrong types
                 arguments("version: 1\nnetwork: [a.test]\n", "p.yaml:2: network: expected a mapping, got a list"),
                 arguments("version: 1\nnetwork:\n", "p.yaml:2: network: expected a mapping, got null"),

@@ -1,0 +1,138 @@
+package dev.agentjail.cli;
+
+import dev.agentjail.policy.EffectivePolicy;
+import dev.agentjail.policy.PolicyException;
+import dev.agentjail.policy.ProjectPolicies;
+import dev.agentjail.policy.ProjectRequest;
+import dev.agentjail.policy.ProjectSnapshot;
+import dev.agentjail.policy.ProjectTrust;
+import dev.agentjail.policy.TrustedProjects;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code agentjail policy trust}: lists what the project policy asks for outside the jail and the project, then
+ * records the user's trust in exactly these files (or, with {@code --revoke}, withdraws it).
+ */
+@Command(
+        name = "trust",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Trusts the project's policy (.agentjail.yaml and the files it extends) with what reaches",
+            "outside the jail and the project: credentials, env.forward, jail.devices, tls.upstream_ca,",
+            "and host paths outside the project (filesystem.read/write, audit.log).",
+            "agentjail run refuses such entries from a project policy until you trust it. Prints what",
+            "the policy asks for, then records the SHA-256 of every project policy file in",
+            "$XDG_STATE_HOME/agentjail/" + TrustedProjects.FILE_NAME + "; any change to one of them lapses",
+            "the trust. A team policy can forbid it (trust.projects: never). Review before you trust:",
+            "agentjail policy check lists the same entries without trusting them."
+        })
+final class PolicyTrustCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--project",
+            paramLabel = "DIR",
+            description = "Project directory whose .agentjail.yaml to trust (default: the current directory).")
+    Path project;
+
+    @Option(names = "--revoke", description = "Withdraw the trust in this project's policy instead.")
+    boolean revoke;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        Map<String, String> env = System.getenv();
+        Path store = LoadedPolicy.trustStore(env);
+        Path dir = PolicyCommand.StackOptions.projectDir(project);
+        int exit = revoke ? revoke(out, dir, store) : trust(out, env, dir, store);
+        out.flush();
+        return exit;
+    }
+
+    private int trust(PrintWriter out, Map<String, String> env, Path dir, Path store) {
+        LoadedPolicy loaded = LoadedPolicy.review(env, Paths.home(env), Optional.of(dir), List.of(), List.of());
+        Optional<ProjectSnapshot> snapshot = loaded.effective().flatMap(EffectivePolicy::projectSnapshot);
+        if (snapshot.isEmpty()) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "no " + ProjectPolicies.FILE_NAME + " in " + dir
+                            + " or its parents up to the repository root: nothing to trust");
+        }
+        Path root = snapshot.get().root();
+        List<ProjectRequest> requests = loaded.effective().get().projectRequests();
+        if (requests.isEmpty()) {
+            out.println("The project policy of " + root + " asks for nothing outside the jail and the project.");
+        } else {
+            out.println("The project policy of " + root + " asks for what reaches outside the jail and the project:");
+            requests.forEach(r -> out.println("  " + r));
+        }
+        if (loaded.trust().status() == ProjectTrust.Status.FORBIDDEN) {
+            out.flush();
+            throw new CliException(
+                    ExitCodes.USAGE, "not trusted: " + loaded.trust().reason());
+        }
+        TrustedProjects trusted = read(store);
+        Instant now = Clock.systemUTC().instant().truncatedTo(ChronoUnit.SECONDS);
+        write(trusted.with(snapshot.get(), now), store);
+        out.println("Trusted " + root + " (recorded in " + store + "); agentjail run uses these entries until one"
+                + " of these files changes:");
+        snapshot.get().files().forEach((file, sha) -> out.println("  " + file + "  sha256:" + sha));
+        return ExitCodes.OK;
+    }
+
+    private int revoke(PrintWriter out, Path dir, Path store) {
+        Path root = root(dir);
+        TrustedProjects trusted = read(store);
+        if (trusted.grant(root).isEmpty()) {
+            out.println(root + " was not trusted; nothing to revoke");
+            return ExitCodes.OK;
+        }
+        write(trusted.without(root), store);
+        out.println("Revoked the trust in the project policy of " + root);
+        return ExitCodes.OK;
+    }
+
+    /**
+     * The project directory trust is keyed by: where the project policy file is (as the policy loader finds it), else
+     * the directory itself; revoking works even when the policy no longer loads or is gone.
+     */
+    private static Path root(Path dir) {
+        try {
+            Optional<Path> file = ProjectPolicies.find(dir);
+            Path root = file.map(Path::getParent).orElse(dir);
+            return root.toRealPath();
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, "--project: " + e.getMessage());
+        }
+    }
+
+    private static TrustedProjects read(Path store) {
+        try {
+            return TrustedProjects.read(store);
+        } catch (PolicyException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage());
+        }
+    }
+
+    private static void write(TrustedProjects trusted, Path store) {
+        try {
+            trusted.write(store);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.FAILURE, "cannot write " + store + ": " + e.getMessage(), e);
+        }
+    }
+}
