@@ -67,6 +67,7 @@ class NoSecretInLogsTest {
         m.put("token=abc", "HttpForwardingTest: a query string (never logged)");
         m.put("secret=1", "HttpForwardingTest: a query string (never logged)");
         m.put("secret payload", "ConnectTunnelTest: a response body (never logged)");
+        m.put("ghp_canaryMcpInJail7Kq2Vx9Lm4Np8Rt3Wz6Yb1", "McpInJailTest: a secret in MCP tool arguments");
         return m;
     }
 

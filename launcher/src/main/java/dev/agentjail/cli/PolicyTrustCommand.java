@@ -9,7 +9,11 @@ import dev.agentjail.policy.ProjectTrust;
 import dev.agentjail.policy.TrustedProjects;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -128,9 +132,27 @@ final class PolicyTrustCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Writes the trust file, readable and writable by the user only, replacing the old one atomically (its directory
+     * is created {@code 0700} when missing).
+     */
     private static void write(TrustedProjects trusted, Path store) {
         try {
-            trusted.write(store);
+            Path absolute = store.toAbsolutePath().normalize();
+            Path dir = absolute.getParent();
+            Files.createDirectories(
+                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Path temp = Files.createTempFile(
+                    dir,
+                    "." + TrustedProjects.FILE_NAME,
+                    ".tmp",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            try {
+                Files.writeString(temp, trusted.json(), StandardCharsets.UTF_8);
+                Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                Files.deleteIfExists(temp);
+            }
         } catch (IOException e) {
             throw new CliException(ExitCodes.FAILURE, "cannot write " + store + ": " + e.getMessage(), e);
         }

@@ -39,6 +39,9 @@ final class ProjectRequests {
         List<Found> found = new ArrayList<>();
         Map<String, Node> settings = document.settings();
         credentials(settings.get("credentials"), found);
+        if (settings.get("network") instanceof MappingNode network) {
+            network(network, found);
+        }
         if (settings.get("env") instanceof MappingNode env) {
             items(
                     env,
@@ -91,6 +94,45 @@ final class ProjectRequests {
             }
         }
         return found;
+    }
+
+    /**
+     * Address pins and IP-literal allow entries. The proxy runs on the host, so an address a project names explicitly
+     * passes the SSRF guard: a pin of any name to 127.0.0.1 or 169.254.169.254, or {@code allow: ["10.0.0.5:8080"]},
+     * would let the agent reach the host's own services or the cloud metadata endpoint.
+     */
+    private void network(MappingNode network, List<Found> found) throws PolicyException {
+        Node resolve = value(network, "resolve");
+        if (resolve != null) {
+            for (Map.Entry<String, Node> entry :
+                    nodes.mapping(resolve, "network.resolve", null).entrySet()) {
+                Node pinned = entry.getValue();
+                String addresses = pinned instanceof ScalarNode scalar
+                        ? scalar.getValue()
+                        : String.join(
+                                ", ",
+                                nodes.sequence(pinned, "network.resolve").stream()
+                                        .map(n -> n instanceof ScalarNode sn ? sn.getValue() : "?")
+                                        .toList());
+                found.add(found(
+                        pinned,
+                        YamlNodes.child("network.resolve", entry.getKey()),
+                        "sends the jail's requests for " + Quoting.quote(entry.getKey()) + " to "
+                                + Quoting.shorten(addresses)
+                                + " (the host's own or a private address too), past DNS and the SSRF guard"));
+            }
+        }
+        items(network, "allow", "network.allow", found, (item, text) -> {
+            try {
+                Authorities.HostPort parsed = Authorities.split(text);
+                return parsed.kind() == HostKind.DNS
+                        ? Optional.empty()
+                        : Optional.of("allows the IP address " + Quoting.quote(text)
+                                + " (the host's own or a private address too) past the SSRF guard");
+            } catch (MalformedTargetException e) {
+                return Optional.empty(); // a wildcard pattern: names only
+            }
+        });
     }
 
     private void credentials(Node credentials, List<Found> found) throws PolicyException {

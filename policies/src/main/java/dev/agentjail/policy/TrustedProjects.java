@@ -1,12 +1,8 @@
 package dev.agentjail.policy;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Collections;
@@ -131,29 +127,10 @@ public final class TrustedProjects {
     }
 
     /**
-     * Writes the trust file, readable and writable by the user only, replacing the old one atomically (its directory
-     * is created {@code 0700} when missing).
+     * The file's text: JSON, which is also YAML, so it is read back with the policy reader's limits. The launcher writes
+     * it (this module only reads files).
      */
-    public void write(Path file) throws IOException {
-        Path absolute = file.toAbsolutePath().normalize();
-        Path dir = absolute.getParent();
-        Files.createDirectories(
-                dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        Path temp = Files.createTempFile(
-                dir,
-                "." + FILE_NAME,
-                ".tmp",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        try {
-            Files.writeString(temp, json(), StandardCharsets.UTF_8);
-            Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
-    }
-
-    /** The file's text: JSON, which is also YAML, so it is read back with the policy reader's limits. */
-    String json() {
+    public String json() {
         StringBuilder out =
                 new StringBuilder("{\n  \"version\": ").append(VERSION).append(",\n  \"projects\": {");
         String separator = "\n";

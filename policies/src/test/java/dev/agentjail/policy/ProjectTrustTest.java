@@ -9,7 +9,6 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.List;
 import java.util.stream.Stream;
@@ -116,7 +115,25 @@ class ProjectTrustTest {
                 arguments(
                         "version: 1\naudit:\n  log: ~/.bashrc\n",
                         "audit.log",
-                        "makes agentjail write its audit log to the host file '~/.bashrc'"));
+                        "makes agentjail write its audit log to the host file '~/.bashrc'"),
+                arguments(
+                        "version: 1\nnetwork:\n  resolve: {metadata.test: 169.254.169.254}\n  allow: [metadata.test]\n",
+                        "network.resolve.metadata.test",
+                        "sends the jail's requests for 'metadata.test' to 169.254.169.254 (the host's own or a"
+                                + " private address too), past DNS and the SSRF guard"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [\"127.0.0.1:6379\"]\n",
+                        "network.allow[0]",
+                        "allows the IP address '127.0.0.1:6379' (the host's own or a private address too) past the"
+                                + " SSRF guard"));
+    }
+
+    @Test
+    void hostNamesAndWildcardsInAllowNeedNoTrust() throws Exception {
+        projectFile(
+                "version: 1\nnetwork:\n  allow: [api.example.com, \"*.githubusercontent.com\", \"pypi.test:8443\"]\n");
+        EffectivePolicy policy = loadProject();
+        assertEquals(List.of(), policy.projectRequests());
     }
 
     @ParameterizedTest
@@ -364,27 +381,29 @@ class ProjectTrustTest {
     }
 
     @Test
-    void theTrustFileRoundTripsAndIsPrivate() throws Exception {
+    void theTrustFileRoundTrips() throws Exception {
         projectFile("version: 1\nenv: {forward: [TOKEN]}\n");
         EffectivePolicy policy = loadProject();
         Path store = dir.resolve("state/agentjail/" + TrustedProjects.FILE_NAME);
         ProjectSnapshot odd = new ProjectSnapshot(
                 Path.of("/odd \"dir\"\\\n\u2028\u0085x"), java.util.Map.of("/odd/.agentjail.yaml", "0".repeat(64)));
 
-        TrustedProjects.none()
-                .with(policy.projectSnapshot().orElseThrow(), NOW)
-                .with(odd, NOW)
-                .write(store);
+        Files.createDirectories(store.getParent());
+        Files.writeString(
+                store,
+                TrustedProjects.none()
+                        .with(policy.projectSnapshot().orElseThrow(), NOW)
+                        .with(odd, NOW)
+                        .json());
         TrustedProjects read = TrustedProjects.read(store);
 
-        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(store)));
         assertEquals(List.of(odd.root(), project), read.roots());
         assertEquals(odd.files(), read.grant(odd.root()).orElseThrow().files());
         assertEquals(NOW, read.grant(project).orElseThrow().trustedAt());
         assertEquals(
                 ProjectTrust.Status.TRUSTED, ProjectTrust.evaluate(policy, read).status());
         TrustedProjects revoked = read.without(project);
-        revoked.write(store);
+        Files.writeString(store, revoked.json());
         assertEquals(
                 ProjectTrust.Status.UNTRUSTED,
                 ProjectTrust.evaluate(policy, TrustedProjects.read(store)).status());

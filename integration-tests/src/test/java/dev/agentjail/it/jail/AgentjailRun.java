@@ -276,6 +276,24 @@ final class AgentjailRun {
         return new Outcome(r, auditLog, elapsed, collectLeftoverCgroup(auditLog));
     }
 
+    /**
+     * Runs {@code agentjail policy trust} for the project, as the user of the runs, so a project policy that asks for
+     * host resources (address pins, forwarded variables, ...) may be used; fails the test if the launcher refuses.
+     */
+    AgentjailRun trustProject() {
+        List<String> argv = new ArrayList<>(userPrefix);
+        if (!userPrefix.isEmpty()) {
+            env.forEach((k, v) -> argv.add(k + "=" + v));
+        }
+        argv.addAll(
+                List.of(java().toString(), "-jar", jar.toString(), "policy", "trust", "--project", project.toString()));
+        Command.Result r = Command.run(PROCESS_LIMIT, argv, launcherEnv(), project);
+        if (r.exitCode() != 0) {
+            throw new AssertionError("agentjail policy trust exited " + r.exitCode() + ":\n" + r.out() + r.stderr());
+        }
+        return this;
+    }
+
     /** Runs {@code bash -c script} in the jail. */
     Outcome bash(String script) {
         return run("bash", "-c", script);

@@ -64,6 +64,7 @@ class PolicyLayersTest {
                   allow: ["ok.test:%d", "secret.test:%d"]
                   resolve: {ok.test: 127.0.0.1, secret.test: 127.0.0.1}
                 """.formatted(port, port));
+        run.trustProject(); // the address pins reach the host's loopback: a project needs the user's trust for them
 
         AgentjailRun.Outcome o = run.bash("""
                 echo "ok=$(curl -q -sS -m 20 -o /dev/null -w '%%{http_code}' http://ok.test:%d/a)"

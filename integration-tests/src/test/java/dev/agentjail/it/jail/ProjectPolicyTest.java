@@ -54,6 +54,7 @@ class ProjectPolicyTest {
                   resolve: {upstream.test: 127.0.0.1}
                 """.formatted(port);
         Path file = Files.writeString(run.project().resolve(".agentjail.yaml"), policy);
+        run.trustProject(); // the address pin reaches the host's loopback: a project needs the user's trust for it
 
         AgentjailRun.Outcome o = run.bash("""
                 echo "http=$(curl -q -sS -m 20 -o /dev/null -w '%%{http_code}' http://upstream.test:%d/project-policy)"
