@@ -98,12 +98,14 @@ final class ProjectInitCommand implements Callable<Integer> {
                   # mode: report            # learning mode: let unlisted hosts through but record them, then
                   #                         # agentjail policy suggest --from-log <audit log>
 
+                # What reaches outside the jail and this project (host paths, forwarded variables,
+                # credentials, address pins) needs your trust once: `agentjail policy trust`.
                 # filesystem:
                 #   mask: [".env", "**/.env", "*.pem"]   # hidden behind empty files inside the jail
-                #   read: ["~/.gitconfig"]               # extra read-only paths from the host
+                #   read: ["~/.gitconfig"]               # extra read-only paths from the host (needs trust)
 
                 # env:
-                #   forward: [GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL]
+                #   forward: [GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL]   # copied from the host (needs trust)
 
                 # limits:
                 #   timeout: 4h
