@@ -18,6 +18,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -31,10 +32,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Issue 6 end to end: a real MCP client from the official Java SDK runs inside the jail ({@link McpJailClient}, on the
  * JDK the tests run with, which the jail sees read-only under /usr) and talks to real SDK servers on the host's
- * loopback over HTTPS, through the proxy, which intercepts the TLS and applies the policy's {@code mcp} section. Two
- * approved servers, {@code docs} (Streamable HTTP: answers as event streams) and {@code notes} (stateless: answers as
- * JSON), each with the tools {@code search}, {@code read_doc} and {@code delete_repo}, of which the policy approves
- * {@code search*} and {@code read_doc}.
+ * loopback over HTTPS, through the proxy, which intercepts the TLS and applies the policy's {@code mcp} section. The
+ * approved servers: {@code docs} (Streamable HTTP: answers as event streams), {@code notes} (stateless: answers as
+ * JSON), {@code legacy} (the HTTP+SSE transport of 2024-11-05, approved by its event stream's URL) and {@code rug}
+ * (stateless, changes {@code search} once {@code read_doc} is called), each with the tools {@code search}, {@code
+ * read_doc} and {@code delete_repo}, of which the policy approves {@code search*} and {@code read_doc}; and {@code
+ * tools}, a host-side stdio server ({@link McpStdioServer}, declared in the {@code --policy} file, as a project policy
+ * may not start one) that the jail reaches at its synthetic plain-HTTP URL, its token taken from the launcher's
+ * environment.
  *
  * <p>Starting a JVM in the jail is slow, so one jail run covers every step and the tests judge its output lines, the
  * servers' records and the audit log.
@@ -61,8 +66,19 @@ class McpInJailTest {
             "org.reactivestreams.Publisher",
             "org.slf4j.Logger");
 
+    /** The launcher's variable that the host-side server's {@code env} names; the jail must never see its value. */
+    static final String HOST_TOKEN_VARIABLE = "IT_MCP_HOST_TOKEN";
+
+    static final String HOST_TOKEN = "host-canary-token-3c9f1e7a5b2d4086e1";
+
+    /** The host-side server's synthetic URL, which the jail gets as {@code AGENTJAIL_MCP_TOOLS_URL}. */
+    static final String HOST_URL = "http://" + McpJailClient.HOST + ".mcp.agentjail.internal/mcp";
+
     static McpUpstream docs;
     static McpUpstream notes;
+    static McpUpstream legacy;
+    static McpUpstream rug;
+    static Path hostCalls;
     static AgentjailRun.Outcome outcome;
 
     @TempDir
@@ -77,8 +93,13 @@ class McpInJailTest {
         TestTls tls = TestTls.create(Files.createDirectories(dir.resolve("tls")));
         docs = McpUpstream.streamable(Files.createDirectories(dir.resolve("docs")), tls);
         notes = McpUpstream.stateless(Files.createDirectories(dir.resolve("notes")), tls);
+        legacy = McpUpstream.legacy(Files.createDirectories(dir.resolve("legacy")), tls);
+        rug = McpUpstream.rugPull(Files.createDirectories(dir.resolve("rug")), tls);
+        hostCalls = dir.resolve("host-calls.txt");
 
-        AgentjailRun run = AgentjailRun.in(dir.resolve("run")).policy(policy(tls));
+        // The policy is a --policy file: a host-side server may not come from the project layer.
+        AgentjailRun run =
+                AgentjailRun.in(dir.resolve("run")).policy(policy(tls, java)).env(HOST_TOKEN_VARIABLE, HOST_TOKEN);
         String classpath = installClient(run.project().resolve("mcp-client"));
         outcome = run.run(
                 java.toString(),
@@ -90,23 +111,25 @@ class McpInJailTest {
                 McpJailClient.class.getName(),
                 "docs=" + docs.url(),
                 "notes=" + notes.url(),
+                McpJailClient.LEGACY + "=" + legacy.sseUrl(),
+                McpJailClient.RUG + "=" + rug.url(),
+                McpJailClient.HOST + "=" + McpJailClient.FROM_ENV + "AGENTJAIL_MCP_TOOLS_URL",
                 McpJailClient.UNAPPROVED + "=https://" + TestTls.HOST + ":" + docs.port() + "/other");
     }
 
     @AfterAll
     static void stopServers() throws Exception {
-        if (docs != null) {
-            docs.close();
-        }
-        if (notes != null) {
-            notes.close();
+        for (McpUpstream server : new McpUpstream[] {docs, notes, legacy, rug}) {
+            if (server != null) {
+                server.close();
+            }
         }
     }
 
     @Test
     void theClientInTheJailRanEveryStep() {
         assertEquals(0, outcome.exitCode(), outcome::describe);
-        assertAll(List.of("docs", "notes").stream()
+        assertAll(List.of("docs", "notes", McpJailClient.LEGACY, McpJailClient.RUG, McpJailClient.HOST).stream()
                 .map(name -> () -> assertEquals("ok", outcome.probe(name + ".init"), outcome::describe)));
     }
 
@@ -211,24 +234,157 @@ class McpInJailTest {
         }
     }
 
-    /** The policy: both servers' ports on {@code upstream.test}, their certificate, and the two approved servers. */
-    private static String policy(TestTls tls) {
+    @Test
+    void theLegacySseTransportIsFilteredAndDecidedLikeStreamableHttp() {
+        String deny = outcome.probe(McpJailClient.LEGACY + ".deny");
+        assertAll(
+                () -> assertEquals(
+                        String.join(",", APPROVED), outcome.probe(McpJailClient.LEGACY + ".list"), outcome::describe),
+                () -> assertEquals("ran search", outcome.probe(McpJailClient.LEGACY + ".call"), outcome::describe),
+                () -> assertEquals(List.of("search"), tools(legacy.calls()), "the calls that reached the server"),
+                () -> assertTrue(
+                        deny.startsWith(McpErrors.TOOL_NOT_APPROVED + " ") && deny.contains("delete_repo"),
+                        () -> "the legacy client should get " + McpErrors.TOOL_NOT_APPROVED + ", got: " + deny),
+                () -> assertTrue(
+                        legacy.paths().contains(McpUpstream.SSE_ENDPOINT), () -> "no event stream: " + legacy.paths()),
+                () -> assertTrue(
+                        legacy.paths().contains(McpUpstream.LEGACY_MESSAGES),
+                        () -> "no POST to the announced endpoint: " + legacy.paths()));
+        JsonNode deniedRecord = mcpRecord(McpJailClient.LEGACY, "tools/call", "delete_repo");
+        JsonNode list = mcpRecord(McpJailClient.LEGACY, "tools/list", null);
+        assertAll(
+                () -> assertEquals(
+                        AuditRecord.DENY, deniedRecord.path("decision").asText(), deniedRecord::toString),
+                () -> assertEquals(
+                        McpUpstream.LEGACY_MESSAGES, deniedRecord.path("path").asText(), "no session id"),
+                () -> assertEquals(
+                        McpErrors.REASON_TOOL_NOT_APPROVED,
+                        deniedRecord.path("reason").asText()),
+                () -> assertEquals(AuditRecord.ALLOW, list.path("decision").asText(), list::toString));
+    }
+
+    @Test
+    void aToolWhoseDefinitionChangesIsHiddenAndBlockedAndRecorded() {
+        String call = outcome.probe(McpJailClient.RUG + ".call");
+        assertAll(
+                () -> assertEquals(String.join(",", APPROVED), outcome.probe(McpJailClient.RUG + ".list"), "pinned"),
+                () -> assertEquals("ran read_doc", outcome.probe(McpJailClient.RUG + ".trigger"), outcome::describe),
+                () -> assertEquals("read_doc", outcome.probe(McpJailClient.RUG + ".relist"), "search hidden"),
+                () -> assertTrue(
+                        call.startsWith(McpErrors.TOOL_CHANGED + " ") && call.contains("search"),
+                        () -> "the call of the changed tool should get " + McpErrors.TOOL_CHANGED + ", got: " + call),
+                () -> assertEquals(
+                        List.of(McpUpstream.RUG_TRIGGER), tools(rug.calls()), "only the trigger reached the server"));
+        List<JsonNode> lists = mcpRecords().stream()
+                .filter(r -> McpJailClient.RUG.equals(r.at("/mcp/server").asText()))
+                .filter(r -> "tools/list".equals(r.at("/mcp/method").asText()))
+                .toList();
+        JsonNode blocked = mcpRecord(McpJailClient.RUG, "tools/call", "search");
+        assertAll(
+                () -> assertEquals(2, lists.size(), () -> "two list records: " + lists),
+                () -> assertFalse(lists.get(0).at("/mcp").has("changed"), () -> "the first list: " + lists.get(0)),
+                () -> assertEquals("search", lists.get(1).at("/mcp/changed/0").asText(), () -> "changed: " + lists),
+                () -> assertEquals(AuditRecord.DENY, blocked.path("decision").asText(), blocked::toString),
+                () -> assertEquals(
+                        McpErrors.REASON_TOOL_CHANGED, blocked.path("reason").asText(), blocked::toString));
+    }
+
+    @Test
+    void aHostSideStdioServerAppearsInTheJailAsAnHttpEndpointWithItsCredentialOnTheHostOnly() throws IOException {
+        String deny = outcome.probe(McpJailClient.HOST + ".deny");
+        List<String> reached = Files.exists(hostCalls) ? Files.readAllLines(hostCalls) : List.of();
+        assertAll(
+                () -> assertEquals(HOST_URL, outcome.probe(McpJailClient.HOST + ".url"), "AGENTJAIL_MCP_TOOLS_URL"),
+                () -> assertEquals(
+                        "read_doc,search," + McpStdioServer.TOKEN_TOOL,
+                        outcome.probe(McpJailClient.HOST + ".list"),
+                        outcome::describe),
+                () -> assertEquals("ran search", outcome.probe(McpJailClient.HOST + ".call"), outcome::describe),
+                () -> assertTrue(
+                        deny.startsWith(McpErrors.TOOL_NOT_APPROVED + " ") && deny.contains("delete_repo"),
+                        () -> "the host-side server's unapproved tool: " + deny),
+                () -> assertEquals(
+                        List.of("search", McpStdioServer.TOKEN_TOOL),
+                        reached,
+                        "the calls that reached the host-side server"),
+                () -> assertEquals(
+                        McpStdioServer.sha256(HOST_TOKEN),
+                        outcome.probe(McpJailClient.HOST + ".token"),
+                        "the server got the token from the launcher's environment"));
+        String env = new String(
+                Base64.getDecoder().decode(outcome.probe(McpJailClient.HOST + ".env")), StandardCharsets.UTF_8);
+        String log = new String(AuditLines.bytes(outcome.auditLog()), StandardCharsets.UTF_8);
+        assertAll(
+                "the token stays on the host",
+                () -> assertTrue(env.contains("AGENTJAIL_MCP_TOOLS_URL=" + HOST_URL), "the jail's environment"),
+                () -> assertFalse(env.contains(HOST_TOKEN), "the token is in the jail's environment"),
+                () -> assertFalse(env.contains(HOST_TOKEN_VARIABLE), "the token's variable is in the jail"),
+                () -> assertFalse(outcome.out().contains(HOST_TOKEN), "the token reached the jail's output"),
+                () -> assertFalse(outcome.err().contains(HOST_TOKEN), "the launcher printed the token"),
+                () -> assertFalse(log.contains(HOST_TOKEN), "the audit log holds the token"));
+        JsonNode call = mcpRecord(McpJailClient.HOST, "tools/call", "search");
+        assertAll(
+                () -> assertEquals(AuditRecord.ALLOW, call.path("decision").asText(), call::toString),
+                () -> assertEquals(
+                        McpErrors.REASON_TOOL_NOT_APPROVED,
+                        mcpRecord(McpJailClient.HOST, "tools/call", "delete_repo")
+                                .path("reason")
+                                .asText()));
+    }
+
+    /**
+     * The policy: the remote servers' ports on {@code upstream.test} and their certificate, the four approved remote
+     * servers, and the host-side server, run by {@code java} with the tests' class path, its token taken from the
+     * launcher's {@value #HOST_TOKEN_VARIABLE}.
+     */
+    private static String policy(TestTls tls, Path java) {
         return """
                 version: 1
                 network:
-                  allow: ["%1$s:%2$d", "%1$s:%3$d"]
+                  allow: ["%1$s:%2$d", "%1$s:%3$d", "%1$s:%4$d", "%1$s:%5$d"]
                   resolve: {%1$s: 127.0.0.1}
                 tls:
-                  upstream_ca: ["%4$s"]
+                  upstream_ca: ["%6$s"]
                 mcp:
                   servers:
                     - name: docs
-                      url: %5$s
+                      url: %7$s
                       tools: {allow: ["search*", read_doc], deny: ["delete_*"]}
                     - name: notes
-                      url: %6$s
+                      url: %8$s
                       tools: {allow: ["search*", read_doc], deny: ["delete_*"]}
-                """.formatted(TestTls.HOST, docs.port(), notes.port(), tls.certificatePem(), docs.url(), notes.url());
+                    - name: %9$s
+                      url: %10$s
+                      tools: {allow: ["search*", read_doc], deny: ["delete_*"]}
+                    - name: %11$s
+                      url: %12$s
+                      tools: {allow: ["search*", read_doc], deny: ["delete_*"]}
+                    - name: %13$s
+                      command: ["%14$s", "-Xmx128m", "-XX:+UseSerialGC", "-cp", "%15$s", "%16$s"]
+                      env: {%17$s: "${%18$s}", %19$s: "%20$s"}
+                      tools: {allow: ["search*", read_doc, %21$s], deny: ["delete_*"]}
+                """.formatted(
+                        TestTls.HOST,
+                        docs.port(),
+                        notes.port(),
+                        legacy.port(),
+                        rug.port(),
+                        tls.certificatePem(),
+                        docs.url(),
+                        notes.url(),
+                        McpJailClient.LEGACY,
+                        legacy.sseUrl(),
+                        McpJailClient.RUG,
+                        rug.url(),
+                        McpJailClient.HOST,
+                        java,
+                        System.getProperty("java.class.path"),
+                        McpStdioServer.class.getName(),
+                        McpStdioServer.TOKEN_VARIABLE,
+                        HOST_TOKEN_VARIABLE,
+                        McpStdioServer.CALLS_VARIABLE,
+                        hostCalls,
+                        McpStdioServer.TOKEN_TOOL);
     }
 
     /**

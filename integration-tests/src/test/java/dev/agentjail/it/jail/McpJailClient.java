@@ -2,14 +2,18 @@ package dev.agentjail.it.jail;
 
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientSseClientTransport;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 
@@ -20,8 +24,11 @@ import java.util.stream.Collectors;
  * default trust store those options name). It needs only the SDK's jars: no test framework.
  *
  * <p>Arguments: {@code NAME=URL} for each approved server (initialize, list the tools, call {@code search} with a
- * secret in its arguments, call {@code delete_repo}), and {@code unapproved=URL} for an endpoint no policy approves
- * (initialize only). It prints one {@code NAME.STEP=RESULT} line per step, never the secret, and always exits 0: the
+ * secret in its arguments, call {@code delete_repo}; {@value #LEGACY} over the legacy HTTP+SSE transport, whose URL is
+ * the event stream's; {@value #HOST}, the host-side server, then also calls {@code token_sha} and reports the jail's
+ * environment), {@code rug=URL} for the server that changes a tool (list, call {@code read_doc}, list again, call
+ * {@code search}), and {@code unapproved=URL} for an endpoint no policy approves (initialize only). A URL written
+ * {@code $NAME} is read from the jail's variable {@code NAME} (and printed as {@code NAME.url}). It prints one {@code NAME.STEP=RESULT} line per step, never the secret, and always exits 0: the
  * test judges the lines.
  */
 public final class McpJailClient {
@@ -39,6 +46,18 @@ public final class McpJailClient {
 
     static final String UNAPPROVED = "unapproved";
 
+    /** The name of the legacy HTTP+SSE server: its URL is the event stream's. */
+    static final String LEGACY = "legacy";
+
+    /** The name of the server that changes {@code search} when {@code read_doc} is called. */
+    static final String RUG = "rug";
+
+    /** The name of the host-side stdio server, whose extra steps report the token it got and the jail's env. */
+    static final String HOST = "tools";
+
+    /** A URL argument {@code $NAME}: the URL is the value of the jail's variable {@code NAME}. */
+    static final String FROM_ENV = "$";
+
     private static final Duration TIMEOUT = Duration.ofSeconds(15);
 
     private McpJailClient() {}
@@ -47,11 +66,17 @@ public final class McpJailClient {
         for (String arg : args) {
             int eq = arg.indexOf('=');
             String name = arg.substring(0, eq);
-            URI url = URI.create(arg.substring(eq + 1));
-            if (name.equals(UNAPPROVED)) {
-                unapproved(url);
-            } else {
-                approved(name, url);
+            String value = arg.substring(eq + 1);
+            if (value.startsWith(FROM_ENV)) {
+                value = String.valueOf(System.getenv(value.substring(FROM_ENV.length())));
+                System.out.println(name + ".url=" + value);
+            }
+            URI url = URI.create(value);
+            switch (name) {
+                case UNAPPROVED -> unapproved(url);
+                case RUG -> rugPull(url);
+                case LEGACY -> approved(name, legacyClient(url));
+                default -> approved(name, client(url));
             }
         }
         System.out.flush();
@@ -59,34 +84,75 @@ public final class McpJailClient {
         System.exit(0);
     }
 
-    private static void approved(String name, URI url) {
-        McpSyncClient client = client(url);
+    private static void approved(String name, McpSyncClient client) {
         try {
             step(name + ".init", () -> {
                 client.initialize();
                 return "ok";
             });
-            step(
-                    name + ".list",
-                    () -> client.listTools().tools().stream()
-                            .map(McpSchema.Tool::name)
-                            .sorted()
-                            .collect(Collectors.joining(",")));
+            step(name + ".list", () -> toolNames(client));
             step(
                     name + ".call",
                     () -> text(client.callTool(new McpSchema.CallToolRequest(
                             "search", Map.of("q", QUERY, "note", NOTE_PREFIX + SECRET)))));
-            step(name + ".deny", () -> {
-                try {
-                    return "called " + text(client.callTool(new McpSchema.CallToolRequest("delete_repo", Map.of())));
-                } catch (McpError e) {
-                    return e.getJsonRpcError().code() + " "
-                            + e.getJsonRpcError().message();
-                }
-            });
+            step(name + ".deny", () -> callOrError(client, "delete_repo"));
+            if (name.equals(HOST)) {
+                step(
+                        name + ".token",
+                        () -> text(client.callTool(new McpSchema.CallToolRequest("token_sha", Map.of()))));
+                step(name + ".env", McpJailClient::environment);
+            }
         } finally {
             client.closeGracefully();
         }
+    }
+
+    /**
+     * Lists the tools, calls {@code read_doc} (after which the server changes {@code search}), lists again and calls
+     * {@code search}.
+     */
+    private static void rugPull(URI url) {
+        McpSyncClient client = client(url);
+        try {
+            step(RUG + ".init", () -> {
+                client.initialize();
+                return "ok";
+            });
+            step(RUG + ".list", () -> toolNames(client));
+            step(
+                    RUG + ".trigger",
+                    () -> text(client.callTool(new McpSchema.CallToolRequest("read_doc", Map.of("q", QUERY)))));
+            step(RUG + ".relist", () -> toolNames(client));
+            step(RUG + ".call", () -> callOrError(client, "search"));
+        } finally {
+            client.closeGracefully();
+        }
+    }
+
+    private static String toolNames(McpSyncClient client) {
+        return client.listTools().tools().stream()
+                .map(McpSchema.Tool::name)
+                .sorted()
+                .collect(Collectors.joining(","));
+    }
+
+    /** {@code called RESULT}, or {@code CODE MESSAGE} of the JSON-RPC error the call got. */
+    private static String callOrError(McpSyncClient client, String tool) {
+        try {
+            return "called " + text(client.callTool(new McpSchema.CallToolRequest(tool, Map.of("q", QUERY))));
+        } catch (McpError e) {
+            return e.getJsonRpcError().code() + " " + e.getJsonRpcError().message();
+        }
+    }
+
+    /**
+     * The jail's environment, every {@code NAME=VALUE} on its own line, as Base64 (one line of output whatever the
+     * values hold), so that the test can look for the host-side server's token in it.
+     */
+    private static String environment() {
+        String all = new TreeMap<>(System.getenv())
+                .entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining("\n"));
+        return Base64.getEncoder().encodeToString(all.getBytes(StandardCharsets.UTF_8));
     }
 
     private static void unapproved(URI url) {
@@ -106,16 +172,30 @@ public final class McpJailClient {
     }
 
     private static McpSyncClient client(URI url) {
-        HttpClient.Builder http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(TIMEOUT)
-                .proxy(ProxySelector.getDefault());
+        HttpClient.Builder http = http();
         HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder(
                         url.getScheme() + "://" + url.getRawAuthority())
                 .endpoint(url.getRawPath())
                 .clientBuilder(http)
                 .build();
         return McpClient.sync(transport).requestTimeout(TIMEOUT).build();
+    }
+
+    /** A client of the legacy HTTP+SSE transport whose event stream is at {@code url}. */
+    private static McpSyncClient legacyClient(URI url) {
+        HttpClientSseClientTransport transport = HttpClientSseClientTransport.builder(
+                        url.getScheme() + "://" + url.getRawAuthority())
+                .sseEndpoint(url.getRawPath())
+                .clientBuilder(http())
+                .build();
+        return McpClient.sync(transport).requestTimeout(TIMEOUT).build();
+    }
+
+    private static HttpClient.Builder http() {
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(TIMEOUT)
+                .proxy(ProxySelector.getDefault());
     }
 
     private static String text(McpSchema.CallToolResult result) {
