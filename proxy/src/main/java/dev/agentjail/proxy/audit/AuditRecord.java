@@ -103,56 +103,6 @@ public record AuditRecord(
         redactions = redactions == null ? List.of() : List.copyOf(redactions);
     }
 
-    /** The record without MCP details (every record that is not about an MCP message). */
-    public AuditRecord(
-            String kind,
-            Instant ts,
-            String session,
-            String decision,
-            String reason,
-            String rule,
-            String method,
-            String scheme,
-            String host,
-            int port,
-            String path,
-            int status,
-            long bytesOut,
-            long bytesIn,
-            long durationMs,
-            String tls,
-            String client,
-            String resolvedIp,
-            String error,
-            String firstBytesSha256,
-            SessionDetails sessionDetails,
-            List<RedactionCount> redactions) {
-        this(
-                kind,
-                ts,
-                session,
-                decision,
-                reason,
-                rule,
-                method,
-                scheme,
-                host,
-                port,
-                path,
-                status,
-                bytesOut,
-                bytesIn,
-                durationMs,
-                tls,
-                client,
-                resolvedIp,
-                error,
-                firstBytesSha256,
-                sessionDetails,
-                redactions,
-                null);
-    }
-
     public static Builder builder() {
         return new Builder();
     }

@@ -9,40 +9,17 @@ import dev.agentjail.certs.LeafCertificate;
 import dev.agentjail.certs.LeafCertificates;
 import dev.agentjail.policy.CredentialRule;
 import dev.agentjail.policy.HostKind;
-import dev.agentjail.policy.Policy;
-import dev.agentjail.policy.PolicyLoader;
 import dev.agentjail.policy.Target;
-import dev.agentjail.proxy.ProxyConfig;
-import dev.agentjail.proxy.ProxyServer;
-import dev.agentjail.proxy.Timeouts;
 import dev.agentjail.proxy.audit.AuditJson;
 import dev.agentjail.proxy.audit.AuditRecord;
-import dev.agentjail.proxy.audit.MemoryAuditSink;
-import dev.agentjail.proxy.http.HttpLimits;
 import dev.agentjail.proxy.inspect.InjectedCredential;
-import dev.agentjail.proxy.inspect.Inspection;
 import dev.agentjail.proxy.testing.NettyLeakGuard;
 import dev.agentjail.proxy.testing.RecordingUpstream;
-import dev.agentjail.proxy.testing.StubResolver;
 import dev.agentjail.proxy.testing.TestTls;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.json.McpJsonDefaults;
-import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpServerFeatures;
-import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
-import jakarta.servlet.ServletConfig;
-import jakarta.servlet.ServletException;
-import jakarta.servlet.http.HttpServlet;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ProxySelector;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -52,15 +29,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import org.apache.catalina.Context;
-import org.apache.catalina.Wrapper;
-import org.apache.catalina.connector.Connector;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.net.SSLHostConfig;
-import org.apache.tomcat.util.net.SSLHostConfigCertificate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,7 +49,6 @@ class McpCredentialTest {
     private static final String PLACEHOLDER = "agentjail-placeholder-0123456789abcdef0123456789abcdef";
     private static final String REAL = "real-mcp-token-7f3a9c1e5b2d4086";
     private static final String ENV = "MCP_TOKEN";
-    private static final String KEY_PASSWORD = "test-password";
 
     private static final String POLICY = """
             version: 1
@@ -97,20 +66,23 @@ class McpCredentialTest {
     Path dir;
 
     private final ExecutorService minting = Executors.newSingleThreadExecutor();
-    private final List<String> authorizations = new CopyOnWriteArrayList<>();
-    private final List<String> calls = new CopyOnWriteArrayList<>();
-    private final MemoryAuditSink audit = new MemoryAuditSink();
-    private final Tomcat tomcat = new Tomcat();
     private TestTls tls;
-    private McpSyncServer mcp;
-    private int port;
-    private ProxyServer proxy;
+    private McpTestServer mcp;
+    private McpProxy proxy;
     private McpSyncClient client;
 
+    /** The SDK's Streamable HTTP server over HTTPS, with a leaf for {@value #HOST} from the CA the proxy trusts. */
     @BeforeEach
     void startServer() throws Exception {
         tls = new TestTls(dir);
-        port = serve();
+        LeafCertificate leaf = new LeafCertificates(
+                        tls.upstreamCa(), Clock.systemUTC(), minting, Duration.ofHours(24), 10)
+                .forHost(HOST)
+                .get();
+        KeyStore keys = KeyStore.getInstance("PKCS12");
+        keys.load(null, null);
+        keys.setKeyEntry("leaf", leaf.key(), McpTestServer.KEY_PASSWORD.toCharArray(), leaf.chain());
+        mcp = McpTestServer.streamableTls(dir.resolve("tomcat"), keys);
     }
 
     @AfterEach
@@ -122,17 +94,15 @@ class McpCredentialTest {
             proxy.close();
         }
         if (mcp != null) {
-            mcp.closeGracefully();
+            mcp.close();
         }
-        tomcat.stop();
-        tomcat.destroy();
         tls.close();
         minting.shutdownNow();
     }
 
     @Test
     void theServerReceivesTheRealValueInTheAuthorizationHeaderOfEveryMessage() throws Exception {
-        startProxy(new Target(HOST, HostKind.DNS, port));
+        startProxy(new Target(HOST, HostKind.DNS, mcp.port()));
 
         client.initialize();
         assertEquals(
@@ -145,11 +115,12 @@ class McpCredentialTest {
 
         AuditRecord call = await("tools/call");
         assertAll(
-                () -> assertEquals(List.of("search"), calls),
-                () -> assertTrue(authorizations.size() >= 3, () -> "initialize, list and call: " + authorizations),
+                () -> assertEquals(List.of("search"), calledTools()),
                 () -> assertTrue(
-                        authorizations.stream().allMatch(("Bearer " + REAL)::equals),
-                        () -> "every request should carry the real value: " + shown(authorizations)),
+                        mcp.authorizations.size() >= 3, () -> "initialize, list and call: " + mcp.authorizations),
+                () -> assertTrue(
+                        mcp.authorizations.stream().allMatch(("Bearer " + REAL)::equals),
+                        () -> "every request should carry the real value: " + shown(mcp.authorizations)),
                 () -> assertEquals(AuditRecord.ALLOW, call.decision()),
                 () -> assertEquals(AuditRecord.TLS_INTERCEPT, call.tls()),
                 () -> assertEquals("docs", call.mcp().server()));
@@ -161,21 +132,21 @@ class McpCredentialTest {
     @Test
     void aServerThatIsNotTheCredentialsHostGetsNeitherTheValueNorThePlaceholder() throws Exception {
         // The same host on another port is another host for a credential rule.
-        startProxy(new Target(HOST, HostKind.DNS, port + 1 == 65536 ? port - 1 : port + 1));
+        startProxy(new Target(HOST, HostKind.DNS, mcp.port() == 65535 ? mcp.port() - 1 : mcp.port() + 1));
 
         client.initialize();
         client.callTool(new McpSchema.CallToolRequest("search", Map.of("q", "x")));
 
         await("tools/call");
         assertAll(
-                () -> assertEquals(List.of("search"), calls),
-                () -> assertFalse(authorizations.isEmpty(), "the server saw no request"),
+                () -> assertEquals(List.of("search"), calledTools()),
+                () -> assertFalse(mcp.authorizations.isEmpty(), "the server saw no request"),
                 () -> assertTrue(
-                        authorizations.stream().noneMatch(a -> a.contains(REAL) || a.contains(PLACEHOLDER)),
-                        () -> "the placeholder must be redacted, not swapped: " + shown(authorizations)),
+                        mcp.authorizations.stream().noneMatch(a -> a.contains(REAL) || a.contains(PLACEHOLDER)),
+                        () -> "the placeholder must be redacted, not swapped: " + shown(mcp.authorizations)),
                 () -> assertTrue(
-                        authorizations.stream().allMatch(a -> a.startsWith("Bearer [REDACTED")),
-                        () -> "a redaction marker: " + shown(authorizations)));
+                        mcp.authorizations.stream().allMatch(a -> a.startsWith("Bearer [REDACTED")),
+                        () -> "a redaction marker: " + shown(mcp.authorizations)));
         String log = auditLog();
         assertFalse(log.contains(REAL), "an audit record holds the real value");
         assertTrue(
@@ -187,35 +158,25 @@ class McpCredentialTest {
      * the placeholder as its bearer token and trusts only the proxy's CA.
      */
     private void startProxy(Target credentialHost) throws Exception {
-        Policy policy = PolicyLoader.parse(POLICY.formatted(HOST, port), "test-policy.yaml");
         InjectedCredential credential = new InjectedCredential(
                 new CredentialRule(ENV, null, List.of(credentialHost), "authorization"), PLACEHOLDER, REAL);
-        proxy = new ProxyServer(new ProxyConfig(
-                policy.network(),
-                "test-session",
-                audit,
-                new StubResolver(),
-                HttpLimits.defaults(),
-                Timeouts.defaults(),
-                Clock.systemUTC(),
-                2,
-                tls.interception(),
-                new Inspection(policy.redaction(), Map.of(), List.of(credential)),
-                policy.mcp(),
-                Map.of()));
-        InetSocketAddress address = proxy.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        proxy = new McpProxy(POLICY.formatted(HOST, mcp.port()), Map.of(), tls.interception(), List.of(credential));
         HttpClient.Builder http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(McpProxy.WAIT)
-                .proxy(ProxySelector.of(address))
+                .proxy(ProxySelector.of(proxy.address))
                 .sslContext(TestTls.clientTrusting(tls.proxyCa().certificate()));
         HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder(
-                        "https://" + HOST + ":" + port)
+                        "https://" + HOST + ":" + mcp.port())
                 .endpoint("/mcp")
                 .clientBuilder(http)
                 .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + PLACEHOLDER))
                 .build();
         client = McpClient.sync(transport).requestTimeout(McpProxy.WAIT).build();
+    }
+
+    private List<String> calledTools() {
+        return mcp.calls.stream().map(McpTestServer.Call::tool).toList();
     }
 
     private AuditRecord await(String method) throws InterruptedException {
@@ -226,7 +187,7 @@ class McpCredentialTest {
     }
 
     private AuditRecord find(String method) {
-        return audit.records().stream()
+        return proxy.audit.records().stream()
                 .filter(r -> r.mcp() != null && method.equals(r.mcp().method()))
                 .findFirst()
                 .orElse(null);
@@ -234,7 +195,7 @@ class McpCredentialTest {
 
     private String auditLog() {
         StringBuilder out = new StringBuilder();
-        for (AuditRecord r : audit.records()) {
+        for (AuditRecord r : proxy.audit.records()) {
             out.append(AuditJson.toLine(r)).append('\n');
         }
         return out.toString();
@@ -245,89 +206,5 @@ class McpCredentialTest {
         return values.stream()
                 .map(v -> v.replace(REAL, "<real>").replace(PLACEHOLDER, "<placeholder>"))
                 .toList();
-    }
-
-    /**
-     * Starts the SDK's Streamable HTTP server on Tomcat, HTTPS on 127.0.0.1 with a leaf for {@value #HOST} from the
-     * upstream CA the proxy trusts, noting the {@code Authorization} of every request; returns the port.
-     */
-    private int serve() throws Exception {
-        McpJsonMapper json = McpJsonDefaults.getMapper();
-        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .mcpEndpoint("/mcp")
-                .build();
-        McpServer.StreamableSyncSpecification spec = McpServer.sync(transport);
-        spec.serverInfo("agentjail-test", "1.0");
-        spec.capabilities(McpSchema.ServerCapabilities.builder().tools(true).build());
-        for (String name : List.of("search", "read_doc", "delete_repo")) {
-            spec.tools(McpServerFeatures.SyncToolSpecification.builder()
-                    .tool(McpSchema.Tool.builder()
-                            .name(name)
-                            .description("Finds " + name)
-                            .inputSchema(json, McpTestServer.SCHEMA)
-                            .build())
-                    .callHandler((exchange, request) -> {
-                        calls.add(request.name());
-                        return McpSchema.CallToolResult.builder()
-                                .addTextContent("ran " + request.name())
-                                .build();
-                    })
-                    .build());
-        }
-        mcp = spec.build();
-
-        LeafCertificate leaf = new LeafCertificates(
-                        tls.upstreamCa(), Clock.systemUTC(), minting, Duration.ofHours(24), 10)
-                .forHost(HOST)
-                .get();
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        keys.load(null, null);
-        keys.setKeyEntry("leaf", leaf.key(), KEY_PASSWORD.toCharArray(), leaf.chain());
-        tomcat.setBaseDir(dir.resolve("tomcat").toString());
-        Connector connector = new Connector();
-        connector.setPort(0);
-        connector.setProperty("address", "127.0.0.1");
-        connector.setScheme("https");
-        connector.setSecure(true);
-        connector.setProperty("SSLEnabled", "true");
-        SSLHostConfig host = new SSLHostConfig();
-        SSLHostConfigCertificate certificate =
-                new SSLHostConfigCertificate(host, SSLHostConfigCertificate.Type.UNDEFINED);
-        certificate.setCertificateKeystore(keys);
-        certificate.setCertificateKeystorePassword(KEY_PASSWORD);
-        certificate.setCertificateKeyPassword(KEY_PASSWORD);
-        host.addCertificate(certificate);
-        connector.addSslHostConfig(host);
-        tomcat.setConnector(connector);
-        Context context = tomcat.addContext("", dir.toString());
-        Wrapper wrapper = Tomcat.addServlet(context, "mcp", new NotingAuthorization(transport, authorizations));
-        wrapper.setAsyncSupported(true);
-        context.addServletMappingDecoded("/*", "mcp");
-        tomcat.start();
-        return connector.getLocalPort();
-    }
-
-    /** Notes each request's {@code Authorization} header, then hands the request to the SDK's servlet. */
-    private static final class NotingAuthorization extends HttpServlet {
-        private final transient HttpServlet delegate;
-        private final transient List<String> seen;
-
-        NotingAuthorization(HttpServlet delegate, List<String> seen) {
-            this.delegate = delegate;
-            this.seen = seen;
-        }
-
-        @Override
-        public void init(ServletConfig config) throws ServletException {
-            super.init(config);
-            delegate.init(config);
-        }
-
-        @Override
-        protected void service(HttpServletRequest request, HttpServletResponse response)
-                throws ServletException, IOException {
-            seen.add(String.valueOf(request.getHeader("Authorization")));
-            delegate.service(request, response);
-        }
     }
 }

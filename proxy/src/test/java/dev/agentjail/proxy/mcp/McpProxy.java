@@ -59,6 +59,16 @@ final class McpProxy implements AutoCloseable {
 
     /** A proxy with its own policy that intercepts allowed CONNECTs with {@code interception} (null: tunnels). */
     McpProxy(String policyYaml, Map<String, String> knownValues, Interception interception) throws Exception {
+        this(policyYaml, knownValues, interception, List.of());
+    }
+
+    /** As above, injecting {@code credentials} into the requests they apply to. */
+    McpProxy(
+            String policyYaml,
+            Map<String, String> knownValues,
+            Interception interception,
+            List<dev.agentjail.proxy.inspect.InjectedCredential> credentials)
+            throws Exception {
         Policy policy = PolicyLoader.parse(policyYaml, "test-policy.yaml");
         server = new ProxyServer(new ProxyConfig(
                 policy.network(),
@@ -70,7 +80,7 @@ final class McpProxy implements AutoCloseable {
                 Clock.systemUTC(),
                 2,
                 interception,
-                new Inspection(policy.redaction(), knownValues, List.of()),
+                new Inspection(policy.redaction(), knownValues, credentials),
                 policy.mcp(),
                 Map.of()));
         address = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));

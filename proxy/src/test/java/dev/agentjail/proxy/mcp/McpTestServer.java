@@ -38,6 +38,8 @@ final class McpTestServer implements AutoCloseable {
     final java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
     /** The {@code Mcp-Session-Id} of every request that reached the server with one, in order. */
     final List<String> sessionIds = new CopyOnWriteArrayList<>();
+    /** The {@code Authorization} header of every request that reached the server ("null" when absent). */
+    final List<String> authorizations = new CopyOnWriteArrayList<>();
 
     private final Tomcat tomcat;
     private final McpSyncServer streamable;
@@ -147,6 +149,7 @@ final class McpTestServer implements AutoCloseable {
                     jakarta.servlet.http.HttpServletRequest req, jakarta.servlet.http.HttpServletResponse res)
                     throws jakarta.servlet.ServletException, java.io.IOException {
                 requests.incrementAndGet();
+                authorizations.add(String.valueOf(req.getHeader("Authorization")));
                 String session = req.getHeader("Mcp-Session-Id");
                 if (session != null) {
                     sessionIds.add(session);
