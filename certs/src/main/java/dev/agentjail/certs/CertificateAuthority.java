@@ -10,6 +10,7 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -72,6 +73,7 @@ public final class CertificateAuthority {
     public static final String CERTIFICATE_FILE = "ca.pem";
     public static final String KEY_FILE = "ca-key.pem";
     static final String LOCK_FILE = ".lock";
+    static final String PAIR_CHECKED_FILE = ".pair-checked";
     static final String PRIVATE_KEY_PEM = "PRIVATE KEY";
     static final String CURVE = "secp256r1";
     static final String SIGNATURE = "SHA256withECDSA";
@@ -326,6 +328,7 @@ public final class CertificateAuthority {
         } catch (IOException e) {
             throw new CaException("cannot write the CA to " + dir + ": " + e.getMessage(), e);
         }
+        notePairChecked(dir, certificate, pair.getPrivate());
         return new CertificateAuthority(dir, certificate, pair.getPrivate());
     }
 
@@ -344,8 +347,52 @@ public final class CertificateAuthority {
         checkKeyPermissions(keyFile);
         X509Certificate certificate = readCertificate(certFile);
         PrivateKey key = readKey(keyFile);
-        checkPair(certFile, keyFile, certificate, key);
+        checkPairOnce(dir, certFile, keyFile, certificate, key);
         return new CertificateAuthority(dir, certificate, key);
+    }
+
+    /**
+     * Checks that the key belongs to the certificate, once per pair: a signature and its verification cost a
+     * cold JVM tens of milliseconds of every session's start, so a pair that passed is noted in the CA directory
+     * (its digest, nothing secret) and a pair with that digest is not signed again. Replacing either file
+     * changes the digest, so a new pair is always checked.
+     */
+    private static void checkPairOnce(
+            Path dir, Path certFile, Path keyFile, X509Certificate certificate, PrivateKey key) throws CaException {
+        Path marker = dir.resolve(PAIR_CHECKED_FILE);
+        String digest = pairDigest(certificate, key);
+        try {
+            if (Files.isRegularFile(marker, LinkOption.NOFOLLOW_LINKS)
+                    && digest.equals(Files.readString(marker, StandardCharsets.US_ASCII))) {
+                return;
+            }
+        } catch (IOException e) {
+            // Unreadable: check the pair the long way.
+        }
+        checkPair(certFile, keyFile, certificate, key);
+        notePairChecked(dir, certificate, key);
+    }
+
+    private static void notePairChecked(Path dir, X509Certificate certificate, PrivateKey key) {
+        try {
+            SecureFiles.writeAtomically(
+                    dir.resolve(PAIR_CHECKED_FILE),
+                    pairDigest(certificate, key).getBytes(StandardCharsets.US_ASCII),
+                    SecureFiles.OWNER_ONLY);
+        } catch (IOException | CaException e) {
+            // Only saves the next start a signature.
+        }
+    }
+
+    private static String pairDigest(X509Certificate certificate, PrivateKey key) throws CaException {
+        try {
+            MessageDigest sha256 = MessageDigest.getInstance("SHA-256");
+            sha256.update(certificate.getEncoded());
+            sha256.update(key.getEncoded());
+            return HexFormat.of().formatHex(sha256.digest());
+        } catch (GeneralSecurityException e) {
+            throw new CaException("cannot digest the CA: " + e.getMessage(), e);
+        }
     }
 
     private static void checkKeyPermissions(Path keyFile) throws CaException {

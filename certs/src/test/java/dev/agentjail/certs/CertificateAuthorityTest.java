@@ -88,7 +88,7 @@ class CertificateAuthorityTest {
         assertEquals("rw-r--r--", mode(dir.resolve("ca.pem")));
         try (Stream<Path> files = Files.list(dir)) {
             assertEquals(
-                    Set.of("ca.pem", "ca-key.pem", ".lock"),
+                    Set.of("ca.pem", "ca-key.pem", ".lock", ".pair-checked"),
                     files.map(p -> p.getFileName().toString()).collect(Collectors.toSet()));
         }
         assertTrue(Files.readString(dir.resolve("ca-key.pem")).startsWith("-----BEGIN PRIVATE KEY-----\n"));
@@ -175,11 +175,34 @@ class CertificateAuthorityTest {
         Path b = tmp.resolve("b");
         CertificateAuthority.loadOrCreate(a, FIXED);
         CertificateAuthority.loadOrCreate(b, FIXED);
+        // Both pairs were checked when created, and noted as such: the note must not vouch for a new pair.
+        assertTrue(Files.exists(a.resolve(CertificateAuthority.PAIR_CHECKED_FILE)));
         Files.writeString(a.resolve("ca-key.pem"), Files.readString(b.resolve("ca-key.pem")));
         CaException e = assertThrows(CaException.class, () -> CertificateAuthority.load(a));
         assertTrue(
                 e.getMessage().contains(a.resolve("ca-key.pem") + " does not belong to the certificate"),
                 e.getMessage());
+        // Not even with the other CA's note beside its key.
+        Files.copy(
+                b.resolve(CertificateAuthority.PAIR_CHECKED_FILE),
+                a.resolve(CertificateAuthority.PAIR_CHECKED_FILE),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThrows(CaException.class, () -> CertificateAuthority.load(a));
+    }
+
+    @Test
+    void aCheckedPairIsNotedWithoutSecretsAndLoadsAgain() throws Exception {
+        Path dir = tmp.resolve("ca");
+        CertificateAuthority created = CertificateAuthority.loadOrCreate(dir, FIXED);
+        Path note = dir.resolve(CertificateAuthority.PAIR_CHECKED_FILE);
+        String digest = Files.readString(note);
+        assertTrue(digest.matches("[0-9a-f]{64}"), digest);
+        assertEquals("rw-------", mode(note));
+        assertEquals(created.sha256Fingerprint(), CertificateAuthority.load(dir).sha256Fingerprint());
+        // A stale note (another pair's digest) means the pair is checked again, and noted again.
+        Files.writeString(note, "0".repeat(64));
+        assertEquals(created.sha256Fingerprint(), CertificateAuthority.load(dir).sha256Fingerprint());
+        assertEquals(digest, Files.readString(note));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -8,18 +9,30 @@ import picocli.CommandLine.Command;
         name = "agentjail",
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
-        description = "Runs AI coding agents in a jail whose only route out is an inspecting egress proxy.",
-        subcommands = {
-            RunCommand.class,
-            ProxyCommand.class,
-            PolicyCommand.class,
-            ProjectInitCommand.class,
-            CaCommand.class,
-            LogCommand.class,
-            ReportCommand.class,
-            CommandLine.HelpCommand.class
-        })
+        description = "Runs AI coding agents in a jail whose only route out is an inspecting egress proxy.")
 public final class Main implements Runnable {
+    /**
+     * The subcommands, in the order help lists them. Picocli builds a command's model by reflection, which costs a
+     * cold JVM tens of milliseconds per command: a command line that names one gets only that one (its help, errors
+     * and behaviour are the same), anything else (no command, help, an unknown name) gets them all.
+     */
+    private static final List<String> SUBCOMMANDS = List.of("run", "proxy", "policy", "init", "ca", "log", "report");
+
+    // A switch, not a map of constructor references: the JDK 25 AOT cache (bin/agentjail) fails to assemble with
+    // lambdas held in static state.
+    private static Object subcommand(String name) {
+        return switch (name) {
+            case "run" -> new RunCommand();
+            case "proxy" -> new ProxyCommand();
+            case "policy" -> new PolicyCommand();
+            case "init" -> new ProjectInitCommand();
+            case "ca" -> new CaCommand();
+            case "log" -> new LogCommand();
+            case "report" -> new ReportCommand();
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -29,7 +42,8 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code; used by tests too. */
     public static int execute(String... args) {
-        CommandLine cli = new CommandLine(new Main());
+        StartupTrace.mark("main");
+        CommandLine cli = commandLine(args);
         cli.setExitCodeExceptionMapper(ex -> {
             if (ex instanceof CliException ce) {
                 return ce.exitCode();
@@ -41,6 +55,23 @@ public final class Main implements Runnable {
             return ex instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE;
         });
         return cli.execute(args);
+    }
+
+    /**
+     * The command line for {@code args}: with only the subcommand they name when they name one, else with every
+     * subcommand (no arguments: all of them).
+     */
+    static CommandLine commandLine(String... args) {
+        CommandLine cli = new CommandLine(new Main());
+        if (args.length > 0 && SUBCOMMANDS.contains(args[0])) {
+            cli.addSubcommand(args[0], subcommand(args[0]));
+        } else {
+            for (String name : SUBCOMMANDS) {
+                cli.addSubcommand(name, subcommand(name));
+            }
+            cli.addSubcommand("help", new CommandLine.HelpCommand());
+        }
+        return cli;
     }
 
     @Override

@@ -96,6 +96,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        StartupTrace.mark("command line parsed");
         PrintWriter err = spec.commandLine().getErr();
         Path projectDir =
                 (project != null ? project : Path.of("")).toAbsolutePath().normalize();
@@ -105,6 +106,7 @@ final class RunCommand implements Callable<Integer> {
         projectDir = projectDir.toRealPath();
         LoadedPolicy policy = LoadedPolicy.discover(
                 System.getenv(), Paths.home(System.getenv()), Optional.of(projectDir), presets(), policyFiles);
+        StartupTrace.mark("policy loaded");
         if (timeout != null) {
             policy.checkNotLocked("limits.timeout", "--timeout");
         }

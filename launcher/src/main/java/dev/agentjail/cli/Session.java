@@ -114,6 +114,7 @@ final class Session {
     }
 
     private int run(Policy policy, Path bwrap, Path home, InspectionSetup inspection) throws Exception {
+        StartupTrace.mark("inspection set up");
         Path sessionDir = SessionDirs.create(hostEnv, id);
         FileAuditLog file;
         try {
@@ -123,6 +124,7 @@ final class Session {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + auditLog + ": " + e.getMessage());
         }
         audit = new CountingAuditSink(file);
+        StartupTrace.mark("audit log open");
         ExecutorService dns = DnsExecutors.create();
         ProxyServer server = new ProxyServer(new ProxyConfig(
                 policy.network(),
@@ -138,10 +140,12 @@ final class Session {
                 policy.mcp(),
                 hostEnv));
         PidsCgroup cgroup = null;
+        StartupTrace.mark("proxy built");
         List<ProtectedPath> protectedPaths = List.of();
         long started = System.nanoTime();
         Integer exitCode = null;
         try (ListenerHandoff handoff = server.acceptHandoff(sessionDir.resolve("handoff.sock"), port)) {
+            StartupTrace.mark("handoff listening");
             Path init = InitBinary.extract(InitBinary.defaultCacheDir(hostEnv, home));
             int uid = Uids.current();
             Optional<Identity> identity = Identity.forOutsideUid(uid);
@@ -158,6 +162,7 @@ final class Session {
                             .toList(),
                     MASK_MAX_DEPTH,
                     MASK_MAX_ENTRIES);
+            StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             Map<String, String> env = new LinkedHashMap<>(
                     JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders()));
@@ -191,6 +196,7 @@ final class Session {
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
             }
+            StartupTrace.mark("jail spec built");
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
             if (uid == 0) {
                 // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
@@ -215,6 +221,7 @@ final class Session {
                             List.copyOf(env.keySet())))
                     .build());
             startRecorded = true;
+            StartupTrace.mark("argv prepared, start recorded");
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff);
             return exitCode;
         } catch (IOException e) {
@@ -235,6 +242,7 @@ final class Session {
             } catch (RuntimeException e) {
                 err.println("agentjail: cannot write the session-end record: " + e.getMessage());
             }
+            StartupTrace.mark("jail exited");
             server.close();
             dns.shutdownNow();
             audit.close();
@@ -249,6 +257,7 @@ final class Session {
             SessionDirs.delete(sessionDir);
             SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
             err.flush();
+            StartupTrace.mark("session closed");
         }
     }
 
@@ -257,6 +266,7 @@ final class Session {
         pb.environment().clear();
         pb.environment().put("PATH", hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
         Process bwrap = pb.start();
+        StartupTrace.mark("bwrap started");
         SignalForwarder signals =
                 SignalForwarder.install(statusFile, loaded.policy().jail().newSession());
         try {

@@ -52,7 +52,7 @@ class PolicySchemaCommandTest {
 
     @Test
     void agentjailPolicySchemaPrintsIt() throws Exception {
-        CommandLine policy = new CommandLine(new Main()).getSubcommands().get("policy");
+        CommandLine policy = Main.commandLine().getSubcommands().get("policy");
         assertTrue(policy.getSubcommands().containsKey("schema"), "'agentjail policy schema' is registered");
         CaCommandTest.Run run = CaCommandTest.run("policy", "schema");
         assertEquals(ExitCodes.OK, run.exitCode(), run.err());
