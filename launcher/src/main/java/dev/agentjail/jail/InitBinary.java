@@ -12,16 +12,17 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.zip.CRC32C;
 
 /**
  * Extracts the agentjail-init binary shipped inside the jar into a per-user cache directory, under a name derived
- * from its content hash, and hands out its path only after checking that the file on disk is exactly that content.
+ * from its content (CRC-32C and length), and hands out its path only after checking that the file on disk is exactly
+ * that content, byte for byte.
  */
 public final class InitBinary {
     static final String RESOURCE_DIR = "/dev/agentjail/jail/native/";
@@ -64,12 +65,11 @@ public final class InitBinary {
         return install(cacheDir, name, content);
     }
 
-    /** Puts {@code content} at {@code cacheDir/<name>-<hash>} unless an identical, executable file is there. */
+    /** Puts {@code content} at {@code cacheDir/<name>-<id>} unless an identical, executable file is there. */
     static Path install(Path cacheDir, String name, byte[] content) throws IOException {
         Path dir = privateDirectory(cacheDir);
-        String hash = sha256(content);
-        Path target = dir.resolve(name + "-" + hash.substring(0, 16));
-        if (isIntact(target, hash)) {
+        Path target = dir.resolve(name + "-" + id(content));
+        if (isIntact(target, content)) {
             return target;
         }
         // Write beside the target and rename over it: a reader never sees a half-written binary.
@@ -85,7 +85,7 @@ public final class InitBinary {
         } finally {
             Files.deleteIfExists(temp);
         }
-        if (!isIntact(target, hash)) {
+        if (!isIntact(target, content)) {
             throw new IOException(
                     "agentjail-init at " + target + " does not match the shipped binary after writing it");
         }
@@ -123,21 +123,24 @@ public final class InitBinary {
         return dir;
     }
 
-    private static boolean isIntact(Path file, String hash) throws IOException {
+    private static boolean isIntact(Path file, byte[] content) throws IOException {
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
         if (!Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS).equals(EXECUTABLE)) {
             return false;
         }
-        return sha256(Files.readAllBytes(file)).equals(hash);
+        // Compared byte for byte, not by digest: stronger, and a cold JVM hashes slowly (this runs at every start).
+        return Files.size(file) == content.length && Arrays.equals(Files.readAllBytes(file), content);
     }
 
-    private static String sha256(byte[] content) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-        }
+    /**
+     * Sixteen hex digits that differ between builds of the binary: its CRC-32C and its length. The name only keeps
+     * builds apart; the check that matters is {@link #isIntact}'s comparison.
+     */
+    static String id(byte[] content) {
+        CRC32C crc = new CRC32C();
+        crc.update(content);
+        return HexFormat.of().toHexDigits((int) crc.getValue()) + HexFormat.of().toHexDigits(content.length);
     }
 }

@@ -48,6 +48,12 @@ class InitBinaryTest {
         Files.writeString(installed, "#!/bin/sh\necho owned\n");
         assertEquals(installed, InitBinary.extract(cache));
         assertArrayEquals(shipped(), Files.readAllBytes(installed));
+        // The same length, one byte changed deep inside: still caught, and replaced.
+        byte[] flipped = shipped();
+        flipped[flipped.length / 2] ^= 0x01;
+        Files.write(installed, flipped);
+        assertEquals(installed, InitBinary.extract(cache));
+        assertArrayEquals(shipped(), Files.readAllBytes(installed));
     }
 
     @Test

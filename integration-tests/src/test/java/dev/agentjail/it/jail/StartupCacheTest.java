@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * assembles after the first run. The JVM's cache assembly has crashed on some code shapes (lambdas held in static
  * state), which only showed as a slower start: this test runs the real script, from a copy of the layout holding the
  * script and the built jar, and checks that the cache is assembled, that nothing about it reaches the user's terminal,
- * neither while it is being written nor once it is used, and that the sessions still work.
+ * neither while it is being written nor once it is used, and that the sessions still work. The same first run
+ * extracts Netty's native libraries into the cache, so later starts load them instead of inflating them.
  */
 class StartupCacheTest {
     private static final Pattern RELEASE_VERSION = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)");
@@ -38,6 +39,7 @@ class StartupCacheTest {
     @Test
     void theAotCacheIsAssembledInTheBackgroundAndNothingOfItReachesTheTerminal() throws Exception {
         AgentjailRun.requireBwrap();
+        Prerequisites.require("amd64".equals(System.getProperty("os.arch")), "an x86_64 machine");
         Optional<Path> jdk = jdkOfAtLeast(25);
         Prerequisites.require(jdk.isPresent(), "a JDK >= 25 under /usr/lib/jvm");
         Path script = layout();
@@ -49,6 +51,8 @@ class StartupCacheTest {
         Command.Result second = run(script, jdk.get(), project);
         Await.until(Duration.ofSeconds(120), () -> assembled(cache) != null, () -> "no AOT cache in " + cache);
         Await.until(Duration.ofSeconds(30), () -> !training(cache), () -> "the training directory is left");
+        // Netty's native libraries, extracted once beside it (then found on java.library.path, not inflated again).
+        Await.until(Duration.ofSeconds(60), () -> nativeEpoll(cache) != null, () -> "no native libraries in " + cache);
         Path aot = assembled(cache);
         Command.Result third = run(script, jdk.get(), project);
 
@@ -98,9 +102,22 @@ class StartupCacheTest {
         }
     }
 
+    private static Path nativeEpoll(Path cache) {
+        try (Stream<Path> dirs = Files.list(cache)) {
+            return dirs.filter(d -> d.getFileName().toString().matches("native-[0-9]+-[0-9]+"))
+                    .map(d -> d.resolve("libnetty_transport_native_epoll_x86_64.so"))
+                    .filter(f -> size(f) > 0)
+                    .findFirst()
+                    .orElse(null);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static boolean training(Path cache) {
         try (Stream<Path> files = Files.list(cache)) {
-            return files.anyMatch(f -> f.getFileName().toString().startsWith("aot-training"));
+            return files.anyMatch(f -> f.getFileName().toString().startsWith("aot-training")
+                    || f.getFileName().toString().startsWith("native-extract"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
