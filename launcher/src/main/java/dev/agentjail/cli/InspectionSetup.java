@@ -324,7 +324,7 @@ final class InspectionSetup implements AutoCloseable {
 
     private static String systemRootsPem() {
         try {
-            return TrustBundle.systemRootsPem();
+            return SystemRoots.pem();
         } catch (IOException e) {
             throw new CliException(
                     ExitCodes.ENVIRONMENT, "cannot read the system's CA certificates: " + e.getMessage(), e);

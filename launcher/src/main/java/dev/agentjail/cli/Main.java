@@ -37,6 +37,9 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("run")) {
+            Prewarm.start();
+        }
         System.exit(execute(args));
     }
 

@@ -68,6 +68,8 @@ class PolicyTrustCommandTest {
     private Run run(String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // As the jar's manifest says (Enable-Native-Access): Netty loads its native transport.
+                "--enable-native-access=ALL-UNNAMED",
                 "-cp",
                 System.getProperty("java.class.path"),
                 Main.class.getName()));
