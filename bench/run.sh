@@ -44,6 +44,30 @@ start_proxy() {  # start_proxy POLICY PORT NAME
     sleep 0.1
   done
 }
+# bin/agentjail keeps class-data archives (and, for `run` on JDK >= 25, an AOT cache) in the user's cache, made
+# by the first JVM of a new build: make them now, outside the measurements, as a user's first sessions would.
+warm_caches() {
+  local log=$work/agentjail-warmup.out p i
+  "$here/bin/agentjail" proxy --policy "$work/agentjail-tunnel.yaml" --listen 127.0.0.1:0 --ca-dir "$work/agentjail-ca" \
+    --audit-log "$work/agentjail-warmup-audit.jsonl" >"$log" 2>&1 &
+  p=$!
+  for i in $(seq 1 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
+  local addr
+  addr=$(sed -n 's/.*listening on \([0-9.]*:[0-9]*\).*/\1/p' "$log" | head -n 1)
+  # A denied request: the proxy's request path without the origin (not started yet).
+  [[ -n $addr ]] && curl -s -o /dev/null -x "http://$addr" http://denied.test/ || true
+  kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true
+  mkdir -p "$work/warmup-project"
+  "$here/bin/agentjail" run --project "$work/warmup-project" --audit-log "$work/agentjail-warmup-audit.jsonl" -- true \
+    >/dev/null 2>&1 || true
+  # The AOT cache is assembled by a detached training session: wait for it to finish (bounded).
+  local cache=${XDG_CACHE_HOME:-$HOME/.cache}/agentjail
+  for i in $(seq 1 120); do
+    compgen -G "$cache/aot-training.*" >/dev/null || compgen -G "$cache/native-extract.*" >/dev/null || break
+    sleep 1
+  done
+}
+warm_caches
 start_proxy "$work/agentjail-tunnel.yaml" "$port" tunnel
 start_proxy "$work/agentjail-intercept.yaml" "$mitm_port" intercept
 # bin/agentjail execs java, so each pid is a proxy JVM itself. The jail column runs each command in a
