@@ -28,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -52,6 +53,8 @@ class FileAuditLogTest {
         final AtomicInteger forces = new AtomicInteger();
         final AtomicInteger opens = new AtomicInteger();
         volatile String forceThread;
+        /** When set, every force waits for it (a slow disk). */
+        volatile CountDownLatch holdForce;
     }
 
     /** A real file channel behind switches that make write or force fail the way a full or broken disk does. */
@@ -73,6 +76,15 @@ class FileAuditLogTest {
         @Override
         public void force() throws IOException {
             controls.forceThread = Thread.currentThread().getName();
+            CountDownLatch hold = controls.holdForce;
+            if (hold != null) {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
             if (controls.failForce) {
                 throw new IOException("Input/output error");
             }
@@ -124,6 +136,52 @@ class FileAuditLogTest {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("a"))));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("a/b"))));
+    }
+
+    @Test
+    void aRotationLeavesTheFsyncOfTheFullFileToTheSyncerThread() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Controls controls = new Controls();
+        CountDownLatch disk = new CountDownLatch(1);
+        ExecutorService appender = Executors.newSingleThreadExecutor();
+        try (FileAuditLog log = new FileAuditLog(
+                file,
+                path -> new SwitchedStorage(
+                        FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.APPEND), controls),
+                FileAuditLog.Options.defaults()
+                        .withSyncInterval(Duration.ofHours(1))
+                        .withMaxFileBytes(2048))) {
+            controls.holdForce = disk;
+            // With a disk that never finishes an fsync, appends across several rotations still return.
+            Future<?> appends = appender.submit(() -> {
+                for (int i = 0; i < 40; i++) {
+                    log.append(record("s", "/" + i));
+                }
+                return null;
+            });
+            appends.get(20, TimeUnit.SECONDS);
+            assertTrue(Files.exists(file.resolveSibling("audit.jsonl.2")), "rotated more than once");
+            assertTrue(
+                    controls.forceThread.startsWith("agentjail-audit"),
+                    () -> "the rotated file is forced on " + controls.forceThread);
+            disk.countDown();
+        } finally {
+            disk.countDown();
+            appender.shutdownNow();
+        }
+        // Forced (on the syncer) before close returned, and still one chain across the files.
+        assertTrue(controls.forces.get() >= 2, () -> "forces: " + controls.forces.get());
+        List<Path> set = AuditChain.rotationSet(file);
+        assertTrue(set.size() >= 3, set::toString);
+        assertEquals(40, set.stream().mapToInt(f -> uncheckedLines(f).size()).sum());
+    }
+
+    private static List<String> uncheckedLines(Path file) {
+        try {
+            return lines(file);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
