@@ -74,6 +74,9 @@ start_proxy "$work/agentjail-intercept.yaml" "$mitm_port" intercept
 # fresh `agentjail run` session whose project is the harness's work folder (so curl can read it); its
 # HTTPS is tunnelled, since the harness's in-jail curl checks the origin's own certificate.
 jail="$here/bin/agentjail run --policy $work/agentjail-tunnel.yaml --project $work --audit-log ${work%/}-jail-audit.jsonl --"
+# With every peer and 3 rounds the harness needs ~930 s before its start-up step (hyperfine), which its default
+# 900 s budget then skips.
+export MAX_TOTAL_S=${MAX_TOTAL_S:-1200}
 PROXY_UNDER_TEST_PORT=$port PROXY_UNDER_TEST_PID=${pids[0]} \
   PROXY_UNDER_TEST_MITM_PORT=$mitm_port PROXY_UNDER_TEST_CA=$work/agentjail-ca/ca.pem \
   JAIL_UNDER_TEST_CMD=${JAIL_UNDER_TEST_CMD:-$jail} "$harness" "$@"
