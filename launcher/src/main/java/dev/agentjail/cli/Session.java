@@ -421,31 +421,16 @@ final class Session {
 
     /** The HMAC key signs the log: no bind may show it to the agent. */
     private static void refuseExposedKey(JailSpec spec, Path key) {
-        Path file = key.toAbsolutePath().normalize();
-        for (Path candidate : List.of(file, realPrefix(file))) {
-            Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
-            if (bind.isPresent()) {
-                throw new CliException(
-                        ExitCodes.USAGE,
-                        "the audit HMAC key " + key + " would be visible inside the jail through the bind of "
-                                + bind.get() + "; keep it outside the project and the policy's binds");
-            }
-        }
+        refuseVisible(spec, key, "the audit HMAC key " + key, "keep it outside the project and the policy's binds");
     }
 
     /** The CA directory holds the CA's private key: no bind may show it, or anything inside it, to the jail. */
     private static void refuseVisibleCa(JailSpec spec, Path caDir) {
-        Path dir = caDir.toAbsolutePath().normalize();
-        for (Path candidate : List.of(dir, realPrefix(dir))) {
-            Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
-            if (bind.isPresent()) {
-                throw new CliException(
-                        ExitCodes.USAGE,
-                        "the agentjail CA directory " + caDir + " (it holds the CA's private key) would be visible"
-                                + " inside the jail through the bind of " + bind.get()
-                                + "; keep it outside the project and the policy's binds (see --ca-dir)");
-            }
-        }
+        refuseVisible(
+                spec,
+                caDir,
+                "the agentjail CA directory " + caDir + " (it holds the CA's private key)",
+                "keep it outside the project and the policy's binds (see --ca-dir)");
     }
 
     /**
@@ -453,15 +438,22 @@ final class Session {
      * its own next policy, and one that could read it learns which projects the user trusts.
      */
     private static void refuseVisibleTrustStore(JailSpec spec, Path store) {
-        Path file = store.toAbsolutePath().normalize();
-        for (Path candidate : List.of(file, realPrefix(file))) {
+        refuseVisible(
+                spec,
+                store,
+                "agentjail's record of trusted project policies " + store,
+                "keep $XDG_STATE_HOME/agentjail out of the policy's binds");
+    }
+
+    /** Refuses to start when a bind would show {@code path} (as given, or through a symlink in it) inside the jail. */
+    private static void refuseVisible(JailSpec spec, Path path, String what, String advice) {
+        Path absolute = path.toAbsolutePath().normalize();
+        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
             Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
             if (bind.isPresent()) {
                 throw new CliException(
                         ExitCodes.USAGE,
-                        "agentjail's record of trusted project policies " + store + " would be visible inside the"
-                                + " jail through the bind of " + bind.get()
-                                + "; keep $XDG_STATE_HOME/agentjail out of the policy's binds");
+                        what + " would be visible inside the jail through the bind of " + bind.get() + "; " + advice);
             }
         }
     }
