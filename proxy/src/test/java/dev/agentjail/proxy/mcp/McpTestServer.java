@@ -46,6 +46,16 @@ final class McpTestServer implements AutoCloseable {
     private final McpStatelessSyncServer stateless;
     private final int port;
     private final McpJsonMapper json = McpJsonDefaults.getMapper();
+    /**
+     * Held while a legacy server writes on its session stream. The SDK's legacy transport writes each answer on the
+     * stream from the thread that handled the POST, and each notification from the thread that caused it, with no
+     * lock of its own; Tomcat's writer is not thread-safe, so two answers at once (the client's own tools/list after
+     * a list_changed, racing the test's) could interleave and break the stream's chunked framing, which the proxy
+     * then rightly cuts. Serialising here keeps the server a correct one.
+     */
+    private final Object streamWrites = new Object();
+
+    private final boolean serialisePosts;
 
     private McpTestServer(Path base, boolean streaming) throws Exception {
         this(base, streaming, null);
@@ -70,6 +80,7 @@ final class McpTestServer implements AutoCloseable {
         }
         streamable = spec.build();
         stateless = null;
+        serialisePosts = true;
         tomcat = new Tomcat();
         port = serve(base, transport, null);
     }
@@ -116,6 +127,7 @@ final class McpTestServer implements AutoCloseable {
             streamable = null;
             servlet = transport;
         }
+        serialisePosts = false;
         tomcat = new Tomcat();
         port = serve(base, servlet, keyStore);
     }
@@ -154,7 +166,13 @@ final class McpTestServer implements AutoCloseable {
                 if (session != null) {
                     sessionIds.add(session);
                 }
-                delegate.service(req, res);
+                if (serialisePosts && "POST".equals(req.getMethod())) {
+                    synchronized (streamWrites) {
+                        delegate.service(req, res);
+                    }
+                } else {
+                    delegate.service(req, res);
+                }
             }
 
             @Override
@@ -191,8 +209,10 @@ final class McpTestServer implements AutoCloseable {
 
     /** Replaces {@code name}'s definition with one whose description differs: a rug pull. */
     void changeDescription(String name, String description) {
-        streamable.removeTool(name);
-        streamable.addTool(streamingTool(name, description));
+        synchronized (streamWrites) {
+            streamable.removeTool(name);
+            streamable.addTool(streamingTool(name, description));
+        }
     }
 
     private McpSchema.Tool tool(String name, String description) {
