@@ -9,10 +9,15 @@ import dev.agentjail.policy.ProjectTrust;
 import dev.agentjail.policy.TrustedProjects;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Instant;
@@ -20,7 +25,9 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.UnaryOperator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -44,6 +51,9 @@ import picocli.CommandLine.Spec;
             "agentjail policy check lists the same entries without trusting them."
         })
 final class PolicyTrustCommand implements Callable<Integer> {
+    private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> PRIVATE_FILE = PosixFilePermissions.fromString("rw-------");
+
     @Spec
     CommandSpec spec;
 
@@ -89,9 +99,8 @@ final class PolicyTrustCommand implements Callable<Integer> {
             throw new CliException(
                     ExitCodes.USAGE, "not trusted: " + loaded.trust().reason());
         }
-        TrustedProjects trusted = read(store);
         Instant now = Clock.systemUTC().instant().truncatedTo(ChronoUnit.SECONDS);
-        write(trusted.with(snapshot.get(), now), store);
+        update(store, trusted -> trusted.with(snapshot.get(), now));
         out.println("Trusted " + root + " (recorded in " + store + "); agentjail run uses these entries until one"
                 + " of these files changes:");
         snapshot.get().files().forEach((file, sha) -> out.println("  " + file + "  sha256:" + sha));
@@ -100,13 +109,15 @@ final class PolicyTrustCommand implements Callable<Integer> {
 
     private int revoke(PrintWriter out, Path dir, Path store) {
         Path root = root(dir);
-        TrustedProjects trusted = read(store);
-        if (trusted.grant(root).isEmpty()) {
-            out.println(root + " was not trusted; nothing to revoke");
-            return ExitCodes.OK;
-        }
-        write(trusted.without(root), store);
-        out.println("Revoked the trust in the project policy of " + root);
+        boolean[] was = new boolean[1];
+        update(store, trusted -> {
+            was[0] = trusted.grant(root).isPresent();
+            return was[0] ? trusted.without(root) : null;
+        });
+        out.println(
+                was[0]
+                        ? "Revoked the trust in the project policy of " + root
+                        : root + " was not trusted; nothing to revoke");
         return ExitCodes.OK;
     }
 
@@ -133,28 +144,56 @@ final class PolicyTrustCommand implements Callable<Integer> {
     }
 
     /**
-     * Writes the trust file, readable and writable by the user only, replacing the old one atomically (its directory
-     * is created {@code 0700} when missing).
+     * Reads the trust file, applies {@code change} and writes the result, holding an exclusive lock on a file next to
+     * it the whole time: two trust commands at once (two terminals, a script) each see the other's update instead of
+     * one silently dropping it. {@code change} returning null writes nothing.
      */
-    private static void write(TrustedProjects trusted, Path store) {
-        try {
-            Path absolute = store.toAbsolutePath().normalize();
-            Path dir = absolute.getParent();
-            Files.createDirectories(
-                    dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            Path temp = Files.createTempFile(
-                    dir,
-                    "." + TrustedProjects.FILE_NAME,
-                    ".tmp",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    private static void update(Path store, UnaryOperator<TrustedProjects> change) {
+        Path absolute = store.toAbsolutePath().normalize();
+        Path dir = absolute.getParent();
+        Path lockFile = dir.resolve("." + TrustedProjects.FILE_NAME + ".lock");
+        // FileChannel.lock is per process: threads of one JVM (tests) queue here first.
+        synchronized (PolicyTrustCommand.class) {
             try {
-                Files.writeString(temp, trusted.json(), StandardCharsets.UTF_8);
-                Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } finally {
-                Files.deleteIfExists(temp);
+                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PRIVATE_DIR));
+                try (FileChannel lock = FileChannel.open(
+                                lockFile,
+                                Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                                PosixFilePermissions.asFileAttribute(PRIVATE_FILE));
+                        FileLock held = lock.lock()) {
+                    TrustedProjects changed = change.apply(read(absolute));
+                    if (changed != null) {
+                        write(changed, absolute);
+                    }
+                }
+            } catch (IOException e) {
+                throw new CliException(ExitCodes.FAILURE, "cannot write " + store + ": " + e.getMessage(), e);
             }
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot write " + store + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Writes the trust file, readable and writable by the user only, replacing the old one atomically: the new text
+     * is on disk before the rename, and the rename before this returns.
+     */
+    private static void write(TrustedProjects trusted, Path absolute) throws IOException {
+        Path dir = absolute.getParent();
+        Path temp = Files.createTempFile(
+                dir, "." + TrustedProjects.FILE_NAME, ".tmp", PosixFilePermissions.asFileAttribute(PRIVATE_FILE));
+        try {
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                ByteBuffer bytes = ByteBuffer.wrap(trusted.json().getBytes(StandardCharsets.UTF_8));
+                while (bytes.hasRemaining()) {
+                    out.write(bytes);
+                }
+                out.force(true);
+            }
+            Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
+                directory.force(true);
+            }
+        } finally {
+            Files.deleteIfExists(temp);
         }
     }
 }

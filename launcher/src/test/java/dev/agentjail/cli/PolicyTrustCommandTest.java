@@ -66,6 +66,11 @@ class PolicyTrustCommandTest {
 
     /** The launcher's entry point in a child JVM with exactly {@link #env}. */
     private Run run(String... args) throws IOException, InterruptedException {
+        return finish(start("run", project, args), "run", args);
+    }
+
+    /** Starts the launcher in a child JVM in {@code dir}; its output goes to files named after {@code tag}. */
+    private Process start(String tag, Path dir, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 // As the jar's manifest says (Enable-Native-Access): Netty loads its native transport.
@@ -74,21 +79,23 @@ class PolicyTrustCommandTest {
                 System.getProperty("java.class.path"),
                 Main.class.getName()));
         command.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(command).directory(project.toFile());
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
         pb.environment().clear();
         pb.environment().putAll(env);
-        Path out = tmp.resolve("out.txt");
-        Path err = tmp.resolve("err.txt");
-        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-        Process process = pb.start();
+        pb.redirectOutput(tmp.resolve(tag + ".out").toFile())
+                .redirectError(tmp.resolve(tag + ".err").toFile());
+        return pb.start();
+    }
+
+    private Run finish(Process process, String tag, String... args) throws IOException, InterruptedException {
         if (!process.waitFor(60, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
             throw new AssertionError("agentjail " + String.join(" ", args) + " did not finish");
         }
         return new Run(
                 process.exitValue(),
-                Files.readString(out, StandardCharsets.UTF_8),
-                Files.readString(err, StandardCharsets.UTF_8));
+                Files.readString(tmp.resolve(tag + ".out"), StandardCharsets.UTF_8),
+                Files.readString(tmp.resolve(tag + ".err"), StandardCharsets.UTF_8));
     }
 
     @Test
@@ -162,6 +169,43 @@ class PolicyTrustCommandTest {
         Run refused = run("run", "--project", project.toString(), "--", "/bin/true");
         assertEquals(ExitCodes.USAGE, refused.exitCode(), refused.describe());
         assertTrue(refused.err().contains("a project policy needs your trust"), refused.describe());
+    }
+
+    @Test
+    void trustCommandsRunningAtOnceLoseNoneOfTheirRecords() throws Exception {
+        int n = 6;
+        List<Path> projects = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Path p = Files.createDirectories(tmp.toRealPath().resolve("many/p" + i));
+            Files.createDirectory(p.resolve(".git"));
+            Files.writeString(p.resolve(".agentjail.yaml"), FORWARDING);
+            projects.add(p);
+        }
+        // All JVMs start together; each reads the trust file, adds its project and writes it back.
+        List<Process> running = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            running.add(start(
+                    "trust" + i,
+                    projects.get(i),
+                    "policy",
+                    "trust",
+                    "--project",
+                    projects.get(i).toString()));
+        }
+        for (int i = 0; i < n; i++) {
+            Run r = finish(running.get(i), "trust" + i, "policy", "trust");
+            assertEquals(ExitCodes.OK, r.exitCode(), r.describe());
+        }
+
+        TrustedProjects recorded = TrustedProjects.read(store);
+        assertEquals(projects, recorded.roots(), "every trust command's project is recorded");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(store)));
+        try (var left = Files.list(store.getParent())) {
+            assertEquals(
+                    List.of("." + TrustedProjects.FILE_NAME + ".lock", TrustedProjects.FILE_NAME),
+                    left.map(f -> f.getFileName().toString()).sorted().toList(),
+                    "no temporary file is left behind");
+        }
     }
 
     @Test
