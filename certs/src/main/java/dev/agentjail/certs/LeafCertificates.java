@@ -20,6 +20,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Date;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bouncycastle.asn1.ASN1OctetString;
@@ -71,7 +72,11 @@ public final class LeafCertificates {
     private Signer signer;
 
     private final AsyncLoadingCache<String, LeafCertificate> cache;
+    private final Executor executor;
     private final AtomicLong mintings = new AtomicLong();
+
+    /** The name {@link #warmUp} mints for: reserved (RFC 6761), so it is never a real host. */
+    public static final String WARM_UP_HOST = "warm-up.invalid";
 
     public LeafCertificates(CertificateAuthority ca, Clock clock, Executor executor) {
         this(ca, clock, executor, DEFAULT_VALIDITY, DEFAULT_MAX_ENTRIES);
@@ -89,6 +94,7 @@ public final class LeafCertificates {
             throw new IllegalArgumentException("maxEntries must be at least 1: " + maxEntries);
         }
         this.validity = validity;
+        this.executor = executor;
         this.caCertificate = ca.certificate();
         this.cache = Caffeine.newBuilder()
                 .maximumSize(maxEntries)
@@ -114,6 +120,23 @@ public final class LeafCertificates {
             leaf = cache.get(host);
         }
         return leaf;
+    }
+
+    /**
+     * Mints one certificate for {@link #WARM_UP_HOST} on the executor, outside the cache: a fresh process spends a
+     * second or more loading and initialising the signing code and making the leaf key, which the first intercepted
+     * host would otherwise wait for. Completes with that certificate, which nothing else uses.
+     */
+    public CompletableFuture<LeafCertificate> warmUp() {
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return mint(WARM_UP_HOST);
+                    } catch (CaException e) {
+                        throw new CompletionException(e);
+                    }
+                },
+                executor);
     }
 
     public CertificateAuthority authority() {

@@ -225,6 +225,33 @@ class LeafCertificatesTest {
     }
 
     @Test
+    void theWarmUpMintsOffTheCallersThreadForAReservedNameAndCachesNothing() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        Executor gated = task -> pool.execute(() -> {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            task.run();
+        });
+        LeafCertificates leaves = new LeafCertificates(ca, clock, gated);
+
+        CompletableFuture<LeafCertificate> warm = leaves.warmUp();
+        assertFalse(warm.isDone(), "the caller never waits for the minting");
+        gate.countDown();
+
+        assertEquals(
+                List.of(List.of(2, LeafCertificates.WARM_UP_HOST)),
+                sans(get(warm).certificate()));
+        assertEquals(0, leaves.estimatedSize(), "nothing is cached for the warm-up name");
+        LeafCertificate real = get(leaves.forHost(LeafCertificates.WARM_UP_HOST));
+        assertNotSame(get(warm), real, "a real request for the name mints its own");
+        assertEquals(2, leaves.mintCount());
+    }
+
+    @Test
     void differentHostsGetDifferentCertificatesAndTheSameHostIsCached() throws Exception {
         LeafCertificates leaves = leaves();
         LeafCertificate a = get(leaves.forHost("a.test"));

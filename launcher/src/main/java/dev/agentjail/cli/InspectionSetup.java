@@ -134,6 +134,15 @@ final class InspectionSetup implements AutoCloseable {
         return ca;
     }
 
+    /**
+     * Readies interception in the background (a throwaway certificate and TLS context) so that the first intercepted
+     * connection does not wait seconds for the signing code and the TLS library to load; call it once the process has
+     * started what it is for, so that it never delays that.
+     */
+    void warmUp() {
+        interception.server().warmUp();
+    }
+
     Interception interception() {
         return interception;
     }

@@ -150,6 +150,7 @@ final class ProxyCommand implements Callable<Integer> {
                 logPath,
                 config.session());
         out.flush();
+        inspection.warmUp();
         stopped.await();
         return ExitCodes.OK;
     }

@@ -222,7 +222,7 @@ final class Session {
                     .build());
             startRecorded = true;
             StartupTrace.mark("argv prepared, start recorded");
-            exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff);
+            exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff, inspection);
             return exitCode;
         } catch (IOException e) {
             throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + e.getMessage(), e);
@@ -261,12 +261,15 @@ final class Session {
         }
     }
 
-    private int runJail(List<String> argv, Path statusFile, ListenerHandoff handoff) throws Exception {
+    private int runJail(List<String> argv, Path statusFile, ListenerHandoff handoff, InspectionSetup inspection)
+            throws Exception {
         ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
         pb.environment().clear();
         pb.environment().put("PATH", hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
         Process bwrap = pb.start();
         StartupTrace.mark("bwrap started");
+        // While the agent starts: its first HTTPS request then finds interception ready.
+        inspection.warmUp();
         SignalForwarder signals =
                 SignalForwarder.install(statusFile, loaded.policy().jail().newSession());
         try {

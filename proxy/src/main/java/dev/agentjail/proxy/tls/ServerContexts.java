@@ -26,8 +26,10 @@ public final class ServerContexts {
     private static final Duration CONTEXT_LIFETIME = Duration.ofHours(1);
 
     private final AsyncLoadingCache<String, SslContext> contexts;
+    private final LeafCertificates leaves;
 
     public ServerContexts(LeafCertificates leaves, Executor executor, long maxEntries) {
+        this.leaves = leaves;
         this.contexts = Caffeine.newBuilder()
                 .maximumSize(maxEntries)
                 .expireAfterWrite(CONTEXT_LIFETIME)
@@ -38,6 +40,16 @@ public final class ServerContexts {
     /** The server context for {@code host} (canonical), completing off the caller's thread when not cached. */
     public CompletableFuture<SslContext> contextFor(String host) {
         return contexts.get(host);
+    }
+
+    /**
+     * Mints a throwaway certificate and builds a server context from it, in the background and outside the cache: the
+     * first intercepted connection of a fresh process then finds the signing code, the leaf key and the TLS library
+     * ready instead of waiting seconds for them. Completes when done; a failure here is reported by the first real
+     * host again.
+     */
+    public CompletableFuture<SslContext> warmUp() {
+        return leaves.warmUp().thenApply(ServerContexts::serverContext);
     }
 
     private static SslContext serverContext(LeafCertificate leaf) {
