@@ -150,7 +150,7 @@ final class ProxyCommand implements Callable<Integer> {
                 logPath,
                 config.session());
         out.flush();
-        inspection.warmUp();
+        inspection.warmUp(Duration.ZERO);
         stopped.await();
         return ExitCodes.OK;
     }

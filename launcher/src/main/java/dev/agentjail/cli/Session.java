@@ -59,6 +59,8 @@ final class Session {
     private static final int STATUS_FD = 4;
     private static final int MASK_MAX_DEPTH = 12;
     private static final int MASK_MAX_ENTRIES = 200_000;
+    /** How long after the jail starts interception warms up: short commands are over by then. */
+    private static final Duration WARM_UP_DELAY = Duration.ofMillis(500);
 
     private final LoadedPolicy loaded;
     private final Path caDir;
@@ -268,8 +270,8 @@ final class Session {
         pb.environment().put("PATH", hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
         Process bwrap = pb.start();
         StartupTrace.mark("bwrap started");
-        // While the agent starts: its first HTTPS request then finds interception ready.
-        inspection.warmUp();
+        // While the agent starts (agents take seconds): its first HTTPS request then finds interception ready.
+        inspection.warmUp(WARM_UP_DELAY);
         SignalForwarder signals =
                 SignalForwarder.install(statusFile, loaded.policy().jail().newSession());
         try {
