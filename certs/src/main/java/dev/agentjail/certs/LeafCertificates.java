@@ -62,6 +62,8 @@ public final class LeafCertificates {
     public static final long DEFAULT_MAX_ENTRIES = 10_000;
     /** notBefore is this far in the past (never before the CA's notBefore), for clients whose clock is behind. */
     public static final Duration BACKDATE = Duration.ofHours(1);
+    /** The name {@link #warmUp} mints for: reserved (RFC 6761), so it is never a real host. */
+    public static final String WARM_UP_HOST = "warm-up.invalid";
 
     private final CertificateAuthority ca;
     private final Clock clock;
@@ -74,9 +76,6 @@ public final class LeafCertificates {
     private final AsyncLoadingCache<String, LeafCertificate> cache;
     private final Executor executor;
     private final AtomicLong mintings = new AtomicLong();
-
-    /** The name {@link #warmUp} mints for: reserved (RFC 6761), so it is never a real host. */
-    public static final String WARM_UP_HOST = "warm-up.invalid";
 
     public LeafCertificates(CertificateAuthority ca, Clock clock, Executor executor) {
         this(ca, clock, executor, DEFAULT_VALIDITY, DEFAULT_MAX_ENTRIES);

@@ -40,7 +40,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -141,15 +140,11 @@ final class InspectionSetup implements AutoCloseable {
      * Readies interception in the background (a throwaway certificate and TLS context) so that the first intercepted
      * connection does not wait seconds for the signing code and the TLS library to load; call it once the process has
      * started what it is for, so that it never delays that. It starts after {@code delay}: a command that is over by
-     * then (`run -- true`) never pays for it.
+     * then ({@code run -- true}) never pays for it: once this set-up is closed, its executor refuses the warm-up.
      */
     void warmUp(Duration delay) {
         Executor later = CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, executor);
-        try {
-            later.execute(() -> interception.server().warmUp());
-        } catch (RejectedExecutionException e) {
-            // Closed meanwhile: nothing to warm up.
-        }
+        later.execute(() -> interception.server().warmUp());
     }
 
     Interception interception() {
