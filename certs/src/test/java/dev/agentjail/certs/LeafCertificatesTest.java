@@ -178,10 +178,9 @@ class LeafCertificatesTest {
         assertEquals(0, leaves.mintCount());
     }
 
-    @Test
-    void fiftyConcurrentCallersShareOneMintingOffTheirThread() throws Exception {
-        CountDownLatch gate = new CountDownLatch(1);
-        Executor gated = task -> pool.execute(() -> {
+    /** The pool, holding every task until {@code gate} opens. */
+    private Executor gatedBy(CountDownLatch gate) {
+        return task -> pool.execute(() -> {
             try {
                 gate.await();
             } catch (InterruptedException e) {
@@ -190,6 +189,12 @@ class LeafCertificatesTest {
             }
             task.run();
         });
+    }
+
+    @Test
+    void fiftyConcurrentCallersShareOneMintingOffTheirThread() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        Executor gated = gatedBy(gate);
         LeafCertificates leaves = new LeafCertificates(ca, clock, gated);
         ExecutorService callers = Executors.newFixedThreadPool(50);
         CountDownLatch start = new CountDownLatch(1);
@@ -227,15 +232,7 @@ class LeafCertificatesTest {
     @Test
     void theWarmUpMintsOffTheCallersThreadForAReservedNameAndCachesNothing() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
-        Executor gated = task -> pool.execute(() -> {
-            try {
-                gate.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            task.run();
-        });
+        Executor gated = gatedBy(gate);
         LeafCertificates leaves = new LeafCertificates(ca, clock, gated);
 
         CompletableFuture<LeafCertificate> warm = leaves.warmUp();
