@@ -22,7 +22,6 @@ import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.ProjectGlob;
 import dev.agentjail.proxy.ProxyConfig;
-import dev.agentjail.proxy.ProxyServer;
 import dev.agentjail.proxy.Timeouts;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
@@ -128,26 +127,29 @@ final class Session {
         audit = new CountingAuditSink(file);
         StartupTrace.mark("audit log open");
         ExecutorService dns = DnsExecutors.create();
-        ProxyServer server = new ProxyServer(new ProxyConfig(
-                policy.network(),
-                id,
-                audit,
-                new SystemResolver(dns),
-                HttpLimits.defaults(),
-                Timeouts.defaults(),
-                Clock.systemUTC(),
-                Math.min(2, Runtime.getRuntime().availableProcessors()),
-                inspection.interception(),
-                inspection.inspection(),
-                policy.mcp(),
-                hostEnv));
+        Path handoffSocket = sessionDir.resolve("handoff.sock");
+        // The proxy comes up on a thread of its own while this one prepares the jail; bwrap starts once both are done.
+        ProxyStart proxy = ProxyStart.begin(
+                new ProxyConfig(
+                        policy.network(),
+                        id,
+                        audit,
+                        new SystemResolver(dns),
+                        HttpLimits.defaults(),
+                        Timeouts.defaults(),
+                        Clock.systemUTC(),
+                        Math.min(2, Runtime.getRuntime().availableProcessors()),
+                        inspection.interception(),
+                        inspection.inspection(),
+                        policy.mcp(),
+                        hostEnv),
+                handoffSocket,
+                port);
         PidsCgroup cgroup = null;
-        StartupTrace.mark("proxy built");
         List<ProtectedPath> protectedPaths = List.of();
         long started = System.nanoTime();
         Integer exitCode = null;
-        try (ListenerHandoff handoff = server.acceptHandoff(sessionDir.resolve("handoff.sock"), port)) {
-            StartupTrace.mark("handoff listening");
+        try {
             Path init = InitBinary.extract(InitBinary.defaultCacheDir(hostEnv, home));
             int uid = Uids.current();
             Optional<Identity> identity = Identity.forOutsideUid(uid);
@@ -184,7 +186,7 @@ final class Session {
                     hostname,
                     env,
                     policy.jail().newSession(),
-                    handoff.socketPath(),
+                    handoffSocket,
                     port,
                     Optional.of(trust),
                     limits(policy),
@@ -211,6 +213,8 @@ final class Session {
                 }
                 argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
             }
+            ProxyStart.Running running = proxy.await();
+            StartupTrace.mark("proxy listening");
             record(AuditRecord.builder()
                     .kind(AuditRecord.KIND_SESSION_START)
                     .ts(Instant.now())
@@ -224,7 +228,7 @@ final class Session {
                     .build());
             startRecorded = true;
             StartupTrace.mark("argv prepared, start recorded");
-            exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), handoff, inspection);
+            exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), running.handoff(), inspection);
             return exitCode;
         } catch (IOException e) {
             throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + e.getMessage(), e);
@@ -245,7 +249,11 @@ final class Session {
                 err.println("agentjail: cannot write the session-end record: " + e.getMessage());
             }
             StartupTrace.mark("jail exited");
-            server.close();
+            try {
+                proxy.close();
+            } catch (IOException e) {
+                err.println("agentjail: cannot close the jail's proxy socket: " + e.getMessage());
+            }
             dns.shutdownNow();
             audit.close();
             if (cgroup != null) {

@@ -3,6 +3,7 @@ package dev.agentjail.jail;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -12,11 +13,14 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 
 /**
@@ -29,6 +33,8 @@ public final class InitBinary {
 
     private static final Set<PosixFilePermission> EXECUTABLE = PosixFilePermissions.fromString("rwxr-xr-x");
     private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
+    /** How old another build's binary must be before a newly written one replaces it in the cache. */
+    static final Duration STALE_AFTER = Duration.ofDays(1);
 
     private InitBinary() {}
 
@@ -89,7 +95,31 @@ public final class InitBinary {
             throw new IOException(
                     "agentjail-init at " + target + " does not match the shipped binary after writing it");
         }
+        removeStale(dir, name, target, Instant.now().minus(STALE_AFTER));
         return target;
+    }
+
+    /**
+     * Removes the binaries earlier builds extracted ({@code name-<id>} files other than {@code current}) that were
+     * written before {@code writtenBefore}: done when a new build writes its own, so upgrades do not pile them up. A
+     * binary written since is left alone: another installed version may be about to start a jail with it.
+     */
+    static void removeStale(Path dir, String name, Path current, Instant writtenBefore) {
+        Pattern own = Pattern.compile(Pattern.quote(name) + "-[0-9a-f]{16}");
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path entry : entries) {
+                if (!entry.equals(current)
+                        && own.matcher(entry.getFileName().toString()).matches()
+                        && Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)
+                        && Files.getLastModifiedTime(entry, LinkOption.NOFOLLOW_LINKS)
+                                .toInstant()
+                                .isBefore(writtenBefore)) {
+                    Files.deleteIfExists(entry);
+                }
+            }
+        } catch (IOException e) {
+            // Only tidying: a binary left behind costs disk space, nothing else.
+        }
     }
 
     /**

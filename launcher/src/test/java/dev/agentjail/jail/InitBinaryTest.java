@@ -13,7 +13,10 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +57,33 @@ class InitBinaryTest {
         Files.write(installed, flipped);
         assertEquals(installed, InitBinary.extract(cache));
         assertArrayEquals(shipped(), Files.readAllBytes(installed));
+    }
+
+    @Test
+    void writingANewBuildRemovesOlderBuildsBinariesButNotRecentOnes() throws IOException {
+        Path cache = dir.resolve("agentjail");
+        Path current = InitBinary.extract(cache);
+        String name = InitBinary.resourceName(System.getProperty("os.arch"));
+        Path old = cache.resolve(name + "-00000000000aa000");
+        Path recent = cache.resolve(name + "-00000000000bb000");
+        Path unrelated = cache.resolve("agentjail-1-2.jsa");
+        for (Path p : List.of(old, recent, unrelated)) {
+            Files.writeString(p, "x");
+        }
+        FileTime longAgo =
+                FileTime.from(Instant.now().minus(InitBinary.STALE_AFTER).minus(Duration.ofHours(1)));
+        Files.setLastModifiedTime(old, longAgo);
+        Files.setLastModifiedTime(unrelated, longAgo);
+        // Reusing the intact binary tidies nothing.
+        assertEquals(current, InitBinary.extract(cache));
+        assertTrue(Files.exists(old));
+        // A new build's binary (here: the shipped one, after it was tampered with) is written: the old one goes.
+        Files.writeString(current, "tampered");
+        assertEquals(current, InitBinary.extract(cache));
+        assertFalse(Files.exists(old), "an earlier build's binary, written long ago, is removed");
+        assertTrue(Files.exists(recent), "a binary written within a day may be in use by another installed version");
+        assertTrue(Files.exists(unrelated), "only init binaries are tidied");
+        assertArrayEquals(shipped(), Files.readAllBytes(current));
     }
 
     @Test
