@@ -1,6 +1,9 @@
 package dev.agentjail.cli;
 
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
 import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -46,6 +49,10 @@ public final class Main implements Runnable {
     /** Runs the CLI and returns its exit code; used by tests too. */
     public static int execute(String... args) {
         StartupTrace.mark("main");
+        Optional<RunArgs.Parsed> run = RunArgs.parse(args);
+        if (run.isPresent()) {
+            return execute(run.get());
+        }
         CommandLine cli = commandLine(args);
         cli.setExitCodeExceptionMapper(ex -> {
             if (ex instanceof CliException ce) {
@@ -53,11 +60,26 @@ public final class Main implements Runnable {
             }
             return ex instanceof CommandLine.ParameterException ? ExitCodes.USAGE : ExitCodes.FAILURE;
         });
-        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            commandLine.getErr().println("agentjail: " + (ex.getMessage() == null ? ex.toString() : ex.getMessage()));
-            return ex instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE;
-        });
+        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> failed(commandLine.getErr(), ex));
         return cli.execute(args);
+    }
+
+    /** Runs a session whose command line {@link RunArgs} read, with the same error reporting as picocli's path. */
+    private static int execute(RunArgs.Parsed run) {
+        PrintWriter err = new PrintWriter(new OutputStreamWriter(System.err, System.err.charset()), true);
+        try {
+            return run.command().run(err, run.separated());
+        } catch (Exception e) {
+            return failed(err, e);
+        } finally {
+            err.flush();
+        }
+    }
+
+    /** Reports a command's failure in one line and gives its exit code. */
+    private static int failed(PrintWriter err, Exception e) {
+        err.println("agentjail: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+        return e instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE;
     }
 
     /**
@@ -68,13 +90,25 @@ public final class Main implements Runnable {
         CommandLine cli = new CommandLine(new Main());
         if (args.length > 0 && SUBCOMMANDS.contains(args[0])) {
             cli.addSubcommand(args[0], subcommand(args[0]));
+            configure(cli.getSubcommands().get(args[0]));
         } else {
             for (String name : SUBCOMMANDS) {
                 cli.addSubcommand(name, subcommand(name));
+                configure(cli.getSubcommands().get(name));
             }
             cli.addSubcommand("help", new CommandLine.HelpCommand());
         }
         return cli;
+    }
+
+    /**
+     * What annotations cannot say: {@code run}'s options end at COMMAND, so {@code agentjail run claude --resume}
+     * passes --resume to claude.
+     */
+    private static void configure(CommandLine subcommand) {
+        if (subcommand.getCommandName().equals("run")) {
+            subcommand.setStopAtPositional(true);
+        }
     }
 
     @Override

@@ -96,8 +96,23 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        return run(
+                spec.commandLine().getErr(),
+                separated(spec.commandLine().getParseResult().originalArgs(), command.size()));
+    }
+
+    /** Whether "--" came right before COMMAND (its last {@code commandSize} arguments), not among its own arguments. */
+    static boolean separated(List<String> originalArgs, int commandSize) {
+        int dashes = originalArgs.indexOf("--");
+        return dashes >= 0 && originalArgs.size() - dashes - 1 == commandSize;
+    }
+
+    /**
+     * Runs the session with the options parsed (by picocli or {@link RunArgs}); {@code separated} says whether
+     * COMMAND followed "--".
+     */
+    Integer run(PrintWriter err, boolean separated) throws Exception {
         StartupTrace.mark("command line parsed");
-        PrintWriter err = spec.commandLine().getErr();
         Path projectDir =
                 (project != null ? project : Path.of("")).toAbsolutePath().normalize();
         if (!Files.isDirectory(projectDir)) {
@@ -105,7 +120,7 @@ final class RunCommand implements Callable<Integer> {
         }
         projectDir = projectDir.toRealPath();
         LoadedPolicy policy = LoadedPolicy.discover(
-                System.getenv(), Paths.home(System.getenv()), Optional.of(projectDir), presets(), policyFiles);
+                System.getenv(), Paths.home(System.getenv()), Optional.of(projectDir), presets(separated), policyFiles);
         StartupTrace.mark("policy loaded");
         if (timeout != null) {
             policy.checkNotLocked("limits.timeout", "--timeout");
@@ -139,9 +154,8 @@ final class RunCommand implements Callable<Integer> {
      * The presets to apply: those named by --preset, plus, when the command was given without "--",
      * the one named after the program (agentjail run claude).
      */
-    private List<String> presets() {
+    private List<String> presets(boolean separated) {
         List<String> names = new ArrayList<>(presets);
-        boolean separated = spec.commandLine().getParseResult().originalArgs().contains("--");
         if (!separated && !command.isEmpty()) {
             Presets.forProgram(command.get(0)).ifPresent(p -> {
                 if (!names.contains(p.name())) {
