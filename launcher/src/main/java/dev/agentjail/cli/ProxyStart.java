@@ -5,6 +5,7 @@ import dev.agentjail.proxy.ProxyServer;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -74,7 +75,7 @@ final class ProxyStart implements AutoCloseable {
         Running started;
         try {
             started = running.join();
-        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+        } catch (CompletionException | CancellationException e) {
             return;
         }
         try {
