@@ -91,7 +91,7 @@ final class RunCommand implements Callable<Integer> {
     @Parameters(
             arity = "1..*",
             paramLabel = "COMMAND",
-            description = "The command and its arguments (put them after --).")
+            description = "The command and its arguments: agentjail's options end at COMMAND (or at --).")
     List<String> command = new ArrayList<>();
 
     @Override
