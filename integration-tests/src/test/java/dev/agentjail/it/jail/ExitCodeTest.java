@@ -34,6 +34,18 @@ class ExitCodeTest {
     }
 
     @Test
+    void optionsAfterTheCommandAreTheCommands() {
+        AgentjailRun.requireBwrap();
+        // Without "--", as `agentjail run claude --resume` is typed: --port and "--" belong to sh, not to agentjail.
+        AgentjailRun.Outcome o = AgentjailRun.in(dir)
+                .withoutSeparator()
+                .run("sh", "-c", "printf '%s,' \"$@\"", "sh", "--port", "9", "--", "x");
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("--port,9,--,x,", o.out(), o::describe);
+    }
+
+    @Test
     void aMissingCommandExits127() {
         AgentjailRun.requireBwrap();
         AgentjailRun.Outcome o = AgentjailRun.in(dir).run("agentjail-it-no-such-command", "arg");
