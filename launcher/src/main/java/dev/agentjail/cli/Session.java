@@ -100,6 +100,8 @@ final class Session {
     }
 
     int run() throws Exception {
+        // From here on Netty and the audit log log: logging must be configured first (see Prewarm).
+        Prewarm.awaitLogging();
         Policy policy = loaded.policy();
         Path bwrap = Executables.find("bwrap", hostEnv)
                 .orElseThrow(() -> new CliException(

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentjail.jail.InitExitCodes;
 import dev.agentjail.proxy.audit.AuditRecord;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,6 +32,19 @@ class ExitCodeTest {
         assertEquals("inside\n", o.out(), "stdout passes through untouched");
         JsonNode end = o.only(AuditRecord.KIND_SESSION_END);
         assertEquals(7, end.path("exit_code").asInt(), end::toString);
+    }
+
+    @Test
+    void aSessionWritesOnlyItsSummaryToStderr() {
+        AgentjailRun.requireBwrap();
+        // Several sessions: a race at start-up (logging configured on two threads at once) shows in some runs only.
+        for (int i = 0; i < 4; i++) {
+            AgentjailRun.Outcome o = AgentjailRun.in(dir).run("true");
+            assertEquals(0, o.exitCode(), o::describe);
+            List<String> lines = o.err().lines().toList();
+            assertEquals(1, lines.size(), o::describe);
+            assertTrue(lines.get(0).startsWith("agentjail: session "), o::describe);
+        }
     }
 
     @Test
