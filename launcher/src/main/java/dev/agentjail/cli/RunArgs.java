@@ -22,8 +22,6 @@ final class RunArgs {
     static final Set<String> SINGLE = Set.of(
             "--project", "--audit-log", "--timeout", "--ca-dir", "--port", "--audit-max-size", "--audit-hmac-key");
 
-    private static final int DEFAULT_PORT = 3128;
-
     private RunArgs() {}
 
     /** The command for {@code args} (whose first element is "run"), or empty when picocli should read them. */
@@ -32,7 +30,6 @@ final class RunArgs {
             return Optional.empty();
         }
         RunCommand run = new RunCommand();
-        run.port = DEFAULT_PORT;
         List<String> seen = new ArrayList<>();
         int i = 1;
         boolean separated = false;

@@ -83,7 +83,7 @@ final class RunCommand implements Callable<Integer> {
             paramLabel = "PORT",
             defaultValue = "3128",
             description = "Port of the proxy inside the jail (default: ${DEFAULT-VALUE}).")
-    int port;
+    int port = 3128; // the default when RunArgs reads the command line (picocli applies defaultValue)
 
     @Mixin
     AuditChainOptions auditChain = new AuditChainOptions();
