@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.jail.Access;
 import dev.agentjail.jail.Bind;
+import dev.agentjail.jail.BindSources;
 import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
@@ -18,6 +19,7 @@ import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.TrustFiles;
+import dev.agentjail.jail.UnnamedLinkException;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.ProjectGlob;
@@ -170,6 +172,8 @@ final class Session {
                     MASK_MAX_ENTRIES);
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
+            HostLayout layout = HostLayout.probe();
+            BindSources.Resolved binds = resolveBinds(policy, home, layout);
             Map<String, String> env = new LinkedHashMap<>(
                     JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders()));
             // Where each host-side MCP server is reached (through the proxy): a URL, never a credential.
@@ -177,12 +181,12 @@ final class Session {
             JailSpec spec = new JailSpec(
                     bwrap,
                     init,
-                    HostLayout.probe(),
+                    layout,
                     files,
                     project,
                     home,
-                    homeEntries(policy),
-                    extraBinds(policy, home),
+                    binds.homeEntries(),
+                    binds.extraBinds(),
                     protectedPaths,
                     masked,
                     hostname,
@@ -361,6 +365,19 @@ final class Session {
         return binds;
     }
 
+    /**
+     * The policy's home entries and binds with their real sources; a bind that leads through a link the agent could
+     * have made, to a path the policy does not name, stops the session here (see {@link BindSources}).
+     */
+    private BindSources.Resolved resolveBinds(Policy policy, Path home, HostLayout layout) throws IOException {
+        try {
+            return BindSources.resolve(
+                    home, project, layout.systemDirs(), homeEntries(policy), extraBinds(policy, home));
+        } catch (UnnamedLinkException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+        }
+    }
+
     static Limits limits(Policy policy) {
         var l = policy.limits();
         return new Limits(
@@ -498,8 +515,13 @@ final class Session {
         List<String> binds = new ArrayList<>();
         binds.add("rw " + spec.project());
         spec.homeEntries()
-                .forEach(e -> binds.add((e.access() == Access.READ_WRITE ? "rw ~/" : "ro ~/") + e.relative()));
-        spec.extraBinds().forEach(b -> binds.add((b.access() == Access.READ_WRITE ? "rw " : "ro ") + b.source()));
+                .forEach(e -> binds.add((e.access() == Access.READ_WRITE ? "rw ~/" : "ro ~/")
+                        + e.relative()
+                        + e.source().map(s -> " (from " + s + ")").orElse("")));
+        spec.extraBinds()
+                .forEach(b -> binds.add((b.access() == Access.READ_WRITE ? "rw " : "ro ")
+                        + b.target()
+                        + (b.source().equals(b.target()) ? "" : " (from " + b.source() + ")")));
         spec.maskedFiles().forEach(m -> binds.add("masked " + m));
         return binds;
     }

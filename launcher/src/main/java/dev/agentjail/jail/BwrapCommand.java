@@ -170,7 +170,8 @@ public final class BwrapCommand {
         for (HomeEntry entry : spec.homeEntries()) {
             // -try: a policy may list ~/.gitconfig for everyone, whether or not this user has one.
             String path = spec.home().resolve(entry.relative()).toString();
-            args.add(entry.access() == Access.READ_ONLY ? "--ro-bind-try" : "--bind-try", path, path);
+            String source = entry.source().map(Path::toString).orElse(path);
+            args.add(entry.access() == Access.READ_ONLY ? "--ro-bind-try" : "--bind-try", source, path);
         }
     }
 

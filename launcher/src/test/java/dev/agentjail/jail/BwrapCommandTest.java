@@ -1,6 +1,7 @@
 package dev.agentjail.jail;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -309,6 +310,21 @@ class BwrapCommandTest {
         int separator = expected.indexOf("--");
         assertEquals(expected.subList(1, separator), BwrapCommand.options(spec));
         assertEquals(expected.subList(separator + 1, expected.size()), BwrapCommand.command(spec));
+    }
+
+    @Test
+    void aHomeEntryWithAResolvedSourceIsBoundFromItAtItsOwnPath() {
+        JailSpec spec = withBinds(
+                List.of(new HomeEntry(
+                        Path.of(".gitconfig"), Access.READ_ONLY, Optional.of(Path.of("/home/u/dotfiles/gitconfig")))),
+                List.of());
+        List<String> options = BwrapCommand.options(spec);
+        int at = options.indexOf("/home/u/dotfiles/gitconfig");
+        assertEquals(
+                List.of("--ro-bind-try", "/home/u/dotfiles/gitconfig", "/home/u/.gitconfig"),
+                options.subList(at - 1, at + 2));
+        assertTrue(BwrapCommand.bindSources(spec).contains(Path.of("/home/u/dotfiles/gitconfig")));
+        assertFalse(BwrapCommand.bindSources(spec).contains(Path.of("/home/u/.gitconfig")));
     }
 
     @Test

@@ -1,0 +1,118 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.cli.ExitCodes;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A symbolic link that one session's agent leaves in a directory it may write does not widen the next session's
+ * view. Under the claude-code preset ~/.claude is writable and ~/.claude/settings.json is bound read-only over it when
+ * it exists; an agent that finds no settings.json can make it a link to {@code ..}, and bwrap, binding that path in
+ * the next session, would follow the link and show the whole home, ~/.ssh included. The next session must refuse to
+ * start instead, and say which link to remove. A link the user made to a path the policy names still works.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PlantedLinkTest {
+    private static final String KEY = "canary-planted-link-ssh-key-5e1d";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aLinkPlantedInTheClaudeConfigDirectoryDoesNotShowTheHomeToTheNextSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Files.createDirectories(run.home().resolve(".ssh"));
+        Files.writeString(run.home().resolve(".ssh/id_ed25519"), KEY);
+        Files.createDirectories(run.home().resolve(".claude"));
+
+        AgentjailRun.Outcome plant = run.bash("""
+                ln -s .. ~/.claude/settings.json; echo "planted=$?"
+                """);
+        assertEquals(0, plant.exitCode(), plant::describe);
+        assertEquals("0", plant.probe("planted"), plant::describe);
+        assertEquals(Path.of(".."), Files.readSymbolicLink(run.home().resolve(".claude/settings.json")));
+
+        AgentjailRun.Outcome next = run.bash("""
+                echo "key=$(cat ~/.ssh/id_ed25519 ~/.claude/settings.json/.ssh/id_ed25519 2>/dev/null)"
+                """);
+
+        assertAll(
+                () -> assertEquals(ExitCodes.USAGE, next.exitCode(), next::describe),
+                () -> assertFalse(next.out().contains(KEY), next::describe),
+                () -> assertFalse(next.err().contains(KEY), next::describe),
+                () -> assertTrue(next.probes().isEmpty(), () -> "the jail started: " + next.describe()),
+                () -> assertTrue(
+                        next.err()
+                                .contains("filesystem.read ~/.claude/settings.json leads through the symbolic link "
+                                        + run.home().toRealPath().resolve(".claude/settings.json") + " -> .."),
+                        next::describe),
+                () -> assertTrue(next.err().contains("remove it"), next::describe));
+
+        Files.delete(run.home().resolve(".claude/settings.json"));
+        AgentjailRun.Outcome after = run.bash("""
+                echo "started=yes"
+                """);
+        assertEquals(0, after.exitCode(), after::describe);
+        assertEquals("yes", after.probe("started"), after::describe);
+    }
+
+    @Test
+    void aDotfileLinkToAPathThePolicyNamesIsFollowed() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  read: ["~/.gitconfig", "~/dotfiles"]
+                """);
+        Files.createDirectories(run.home().resolve("dotfiles"));
+        Files.writeString(run.home().resolve("dotfiles/gitconfig"), "[user]\n\tname = canary-dotfile-user\n");
+        Files.createSymbolicLink(run.home().resolve(".gitconfig"), Path.of("dotfiles/gitconfig"));
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo "name=$(git config --global user.name 2>/dev/null || sed -n 's/.*name = //p' ~/.gitconfig)"
+                echo "write=$( (echo x >> ~/.gitconfig) 2>/dev/null && echo yes || echo no)"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("canary-dotfile-user", o.probe("name"), o::describe);
+        assertEquals("no", o.probe("write"), o::describe);
+        assertEquals(
+                "[user]\n\tname = canary-dotfile-user\n",
+                Files.readString(run.home().resolve("dotfiles/gitconfig")),
+                "the host's file is untouched");
+    }
+
+    @Test
+    void aDotfileLinkToAPathThePolicyDoesNotNameStopsTheSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  read: ["~/.gitconfig"]
+                """);
+        Files.createDirectories(run.home().resolve("dotfiles"));
+        Files.writeString(run.home().resolve("dotfiles/gitconfig"), "[user]\n");
+        Files.createSymbolicLink(run.home().resolve(".gitconfig"), Path.of("dotfiles/gitconfig"));
+
+        AgentjailRun.Outcome o = run.bash("echo started=yes");
+
+        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(
+                o.err()
+                        .contains(
+                                "add " + run.home().toRealPath().resolve("dotfiles/gitconfig") + " to filesystem.read"),
+                o::describe);
+    }
+}
