@@ -9,9 +9,12 @@
  *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor, close
  *     every copy, apply the resource limits (core dumps always off) and exec CMD.
  *
- *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--read N FILE | --read-unlink N FILE | --write N FILE]... -- PROGRAM [ARGS...]
+ *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--read N FILE | --read-unlink N FILE | --write N FILE |
+ *                                 --path N FILE]... -- PROGRAM [ARGS...]
  *     On the host: open FILE at descriptor N (inheritable) and exec PROGRAM, because Java's ProcessBuilder
- *     cannot hand extra descriptors to bwrap (--seccomp FD, --args FD, --json-status-fd FD).
+ *     cannot hand extra descriptors to bwrap (--seccomp FD, --args FD, --json-status-fd FD, --bind-fd FD).
+ *     --path opens FILE as a path (O_PATH) one component at a time, following no symbolic link anywhere in it:
+ *     the policy's bind sources, checked by the launcher, cannot be redirected by a link swapped in afterwards.
  *
  * Every failure is fatal: one line "agentjail-init: <what failed>: <strerror>" on stderr and a distinct exit code.
  */
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -45,7 +49,7 @@ enum {
 #define ACK_BYTE 0x06
 #define HANDOFF_BYTE 'L'
 #define ACK_TIMEOUT_SECONDS 30
-#define MAX_FDS 16
+#define MAX_FDS 256
 
 static void fail(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
@@ -104,11 +108,8 @@ static void exec_command(char **command) {
 
 /* ---- exec-with-fds (host side) ---------------------------------------------------------------- */
 
-static void install_fd(int target, const char *file, int flags, int unlink_after) {
-    int fd = open(file, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-    if (fd < 0) {
-        fail(EXIT_FD_FILE, "open %s", file);
-    }
+/* Moves fd to target, inheritable; the file name is for messages. */
+static void place_fd(int fd, int target, const char *file) {
     if (fd == target) {
         /* dup2 onto itself keeps O_CLOEXEC, so clear it explicitly. */
         if (fcntl(fd, F_SETFD, 0) != 0) {
@@ -120,10 +121,76 @@ static void install_fd(int target, const char *file, int flags, int unlink_after
         }
         close(fd);
     }
+}
+
+static void install_fd(int target, const char *file, int flags, int unlink_after) {
+    int fd = open(file, flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+    if (fd < 0) {
+        fail(EXIT_FD_FILE, "open %s", file);
+    }
+    place_fd(fd, target, file);
     /* Unlinking right after open leaves nothing on disk even if the JVM is killed: the file may hold env values. */
     if (unlink_after && unlink(file) != 0) {
         fail(EXIT_FD_FILE, "unlink %s", file);
     }
+}
+
+/*
+ * Opens the absolute path FILE with O_PATH, one component at a time from /, each with O_NOFOLLOW: a symbolic link
+ * anywhere in it fails with ELOOP (or ENOTDIR) instead of being followed. "." and ".." are refused: the launcher
+ * passes real paths.
+ */
+static int open_path_nofollow(const char *file) {
+    char buf[PATH_MAX];
+    if (file[0] != '/' || strlen(file) >= sizeof buf) {
+        errno = file[0] != '/' ? EINVAL : ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(buf, file);
+    int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) {
+        return -1;
+    }
+    char *save = NULL;
+    char *part = strtok_r(buf, "/", &save);
+    while (part != NULL) {
+        char *next = strtok_r(NULL, "/", &save);
+        if (strcmp(part, ".") == 0 || strcmp(part, "..") == 0) {
+            close(dir);
+            errno = EINVAL;
+            return -1;
+        }
+        int fd = openat(dir, part, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next != NULL ? O_DIRECTORY : 0));
+        int saved = errno;
+        close(dir);
+        if (fd < 0) {
+            errno = saved;
+            return -1;
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0) {
+            saved = errno;
+            close(fd);
+            errno = saved;
+            return -1;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            close(fd);
+            errno = ELOOP;
+            return -1;
+        }
+        dir = fd;
+        part = next;
+    }
+    return dir;
+}
+
+static void install_path_fd(int target, const char *file) {
+    int fd = open_path_nofollow(file);
+    if (fd < 0) {
+        fail(EXIT_FD_FILE, "open %s without following links", file);
+    }
+    place_fd(fd, target, file);
 }
 
 static void join_cgroup(const char *procs) {
@@ -155,9 +222,12 @@ static int exec_with_fds(int argc, char **argv) {
         if (i + 2 >= argc) {
             usage("option %s needs a descriptor and a file", argv[i]);
         }
-        int flags;
+        int flags = 0;
         int unlink_after = 0;
-        if (strcmp(argv[i], "--read") == 0) {
+        int path = 0;
+        if (strcmp(argv[i], "--path") == 0) {
+            path = 1;
+        } else if (strcmp(argv[i], "--read") == 0) {
             flags = O_RDONLY;
         } else if (strcmp(argv[i], "--read-unlink") == 0) {
             flags = O_RDONLY;
@@ -177,7 +247,11 @@ static int exec_with_fds(int argc, char **argv) {
             usage("more than %d descriptors", MAX_FDS);
         }
         used[count++] = target;
-        install_fd(target, argv[i + 2], flags, unlink_after);
+        if (path) {
+            install_path_fd(target, argv[i + 2]);
+        } else {
+            install_fd(target, argv[i + 2], flags, unlink_after);
+        }
     }
     if (i >= argc - 1) {
         usage("missing '-- PROGRAM'");

@@ -40,6 +40,8 @@ public final class BwrapCommand {
             Map.entry("--symlink", 2),
             Map.entry("--bind", 2),
             Map.entry("--bind-try", 2),
+            Map.entry("--bind-fd", 2),
+            Map.entry("--ro-bind-fd", 2),
             Map.entry("--ro-bind", 2),
             Map.entry("--ro-bind-try", 2),
             Map.entry("--dev-bind-try", 2));
@@ -67,7 +69,35 @@ public final class BwrapCommand {
      * and a command inside such a file, so the command stays on the real command line.
      */
     public static List<String> options(JailSpec spec) {
-        Args args = new Args();
+        return options(spec, new Args(-1));
+    }
+
+    /**
+     * The same options with the policy's binds (its home entries, then its extra binds) taken from descriptors {@code
+     * firstBindFd}, {@code firstBindFd + 1}, ... instead of paths ({@code --bind-fd}, {@code --ro-bind-fd}): the
+     * caller opens {@link #policyBindSources} on them in that order, following no link (see {@link
+     * InitCommand.Mode#PATH}), so that nothing swapped into those paths after they were checked is bound instead.
+     */
+    public static List<String> options(JailSpec spec, int firstBindFd) {
+        if (firstBindFd < 3) {
+            throw new IllegalArgumentException("descriptors 0-2 are the terminal's: " + firstBindFd);
+        }
+        return options(spec, new Args(firstBindFd));
+    }
+
+    /** The host paths of the policy's binds, in the order {@link #options(JailSpec, int)} numbers their descriptors. */
+    public static List<Path> policyBindSources(JailSpec spec) {
+        List<Path> sources = new ArrayList<>();
+        for (HomeEntry entry : spec.homeEntries()) {
+            sources.add(entry.source().orElse(spec.home().resolve(entry.relative())));
+        }
+        for (Bind bind : spec.extraBinds()) {
+            sources.add(bind.source());
+        }
+        return List.copyOf(sources);
+    }
+
+    private static List<String> options(JailSpec spec, Args args) {
         namespaces(spec, args);
         environment(spec, args);
         args.add("--seccomp", Integer.toString(spec.seccompFd()));
@@ -171,7 +201,7 @@ public final class BwrapCommand {
             // -try: a policy may list ~/.gitconfig for everyone, whether or not this user has one.
             String path = spec.home().resolve(entry.relative()).toString();
             String source = entry.source().map(Path::toString).orElse(path);
-            args.add(entry.access() == Access.READ_ONLY ? "--ro-bind-try" : "--bind-try", source, path);
+            args.policyBind(entry.access(), true, source, path);
         }
     }
 
@@ -180,9 +210,9 @@ public final class BwrapCommand {
         String project = spec.project().toString();
         args.add("--bind", project, project);
         for (Bind bind : spec.extraBinds()) {
-            String op = bind.access() == Access.READ_ONLY ? "--ro-bind" : "--bind";
-            args.add(
-                    bind.optional() ? op + "-try" : op,
+            args.policyBind(
+                    bind.access(),
+                    bind.optional(),
                     bind.source().toString(),
                     bind.target().toString());
         }
@@ -216,9 +246,25 @@ public final class BwrapCommand {
     /** Collects arguments; varargs keep each bwrap option and its operands on one line above. */
     private static final class Args {
         private final List<String> list = new ArrayList<>();
+        /** The descriptor of the next policy bind; negative: policy binds by path. */
+        private int nextBindFd;
+
+        Args(int firstBindFd) {
+            this.nextBindFd = firstBindFd;
+        }
 
         void add(String... values) {
             list.addAll(List.of(values));
+        }
+
+        /** One of the policy's binds: by path ({@code -try} when optional), or from the next descriptor. */
+        void policyBind(Access access, boolean optional, String source, String target) {
+            String op = access == Access.READ_ONLY ? "--ro-bind" : "--bind";
+            if (nextBindFd < 0) {
+                add(optional ? op + "-try" : op, source, target);
+            } else {
+                add(op + "-fd", Integer.toString(nextBindFd++), target);
+            }
         }
     }
 }

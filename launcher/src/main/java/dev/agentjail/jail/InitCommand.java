@@ -15,7 +15,12 @@ public final class InitCommand {
         /** Open read-only, then delete the file, so nothing is left on disk even if the launcher is killed. */
         READ_UNLINK("--read-unlink"),
         /** Create or truncate (mode 0600) and open write-only. */
-        WRITE("--write");
+        WRITE("--write"),
+        /**
+         * Open as a path ({@code O_PATH}) one component at a time, following no symbolic link anywhere in it: a bind
+         * source for bwrap's {@code --bind-fd}, which a link swapped in after the launcher's check cannot redirect.
+         */
+        PATH("--path");
 
         private final String option;
 

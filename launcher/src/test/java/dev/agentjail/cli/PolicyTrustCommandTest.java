@@ -266,6 +266,9 @@ class PolicyTrustCommandTest {
                 "needs bwrap (checked before the binds)");
         Path policy = Files.writeString(tmp.resolve("p.yaml"), "version: 1\nfilesystem:\n  read: [~/.local/state]\n");
         Path log = tmp.resolve("logs/audit.jsonl");
+        // The record's directory exists, as it does for anyone who trusted a project: a bind of a path that does not
+        // exist is left out of the jail altogether (BindSources).
+        Files.createDirectories(store.getParent());
 
         Run refused = run(
                 "run",

@@ -328,6 +328,55 @@ class BwrapCommandTest {
     }
 
     @Test
+    void thePolicysBindsCanComeFromDescriptorsInTheOrderOfTheirSources() {
+        JailSpec spec = withBinds(
+                List.of(
+                        new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY),
+                        new HomeEntry(
+                                Path.of(".local/bin/tool"),
+                                Access.READ_ONLY,
+                                Optional.of(Path.of("/home/u/.local/share/tool/1.0"))),
+                        new HomeEntry(Path.of(".cache/pip"), Access.READ_WRITE)),
+                List.of(
+                        new Bind(Path.of("/opt/sdk-1.2"), Path.of("/opt/sdk"), Access.READ_WRITE, true),
+                        new Bind(Path.of("/s/ca.pem"), Path.of("/etc/ca.pem"), Access.READ_ONLY, false)));
+
+        List<String> byPath = BwrapCommand.options(spec);
+        List<String> byFd = BwrapCommand.options(spec, 9);
+
+        assertEquals(
+                List.of(
+                        Path.of("/home/u/.gitconfig"),
+                        Path.of("/home/u/.local/share/tool/1.0"),
+                        Path.of("/home/u/.cache/pip"),
+                        Path.of("/opt/sdk-1.2"),
+                        Path.of("/s/ca.pem")),
+                BwrapCommand.policyBindSources(spec));
+        List<List<String>> replaced = List.of(
+                List.of("--ro-bind-try", "/home/u/.gitconfig", "/home/u/.gitconfig"),
+                List.of("--ro-bind-try", "/home/u/.local/share/tool/1.0", "/home/u/.local/bin/tool"),
+                List.of("--bind-try", "/home/u/.cache/pip", "/home/u/.cache/pip"),
+                List.of("--bind-try", "/opt/sdk-1.2", "/opt/sdk"),
+                List.of("--ro-bind", "/s/ca.pem", "/etc/ca.pem"));
+        List<List<String>> withFds = List.of(
+                List.of("--ro-bind-fd", "9", "/home/u/.gitconfig"),
+                List.of("--ro-bind-fd", "10", "/home/u/.local/bin/tool"),
+                List.of("--bind-fd", "11", "/home/u/.cache/pip"),
+                List.of("--bind-fd", "12", "/opt/sdk"),
+                List.of("--ro-bind-fd", "13", "/etc/ca.pem"));
+        List<String> expected = new ArrayList<>(byPath);
+        for (int i = 0; i < replaced.size(); i++) {
+            int at = java.util.Collections.indexOfSubList(expected, replaced.get(i));
+            assertTrue(at >= 0, () -> "missing from the path form: " + byPath);
+            for (int j = 0; j < 3; j++) {
+                expected.set(at + j, withFds.get(i).get(j));
+            }
+        }
+        assertEquals(expected, byFd);
+        assertThrows(IllegalArgumentException.class, () -> BwrapCommand.options(spec, 2));
+    }
+
+    @Test
     void bindSourcesAreReadBackFromTheArgv() {
         JailSpec spec = withBinds(
                 List.of(new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY)),

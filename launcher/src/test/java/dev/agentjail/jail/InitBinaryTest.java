@@ -128,6 +128,34 @@ class InitBinaryTest {
     }
 
     @Test
+    void aPathDescriptorIsOpenedOnlyWhenNoComponentIsASymbolicLink() throws Exception {
+        Path init = InitBinary.extract(dir.resolve("c"));
+        Path real = dir.toRealPath();
+        Path directory = Files.createDirectories(real.resolve("real/dir"));
+        Path file = Files.writeString(directory.resolve("file"), "x");
+        Files.createSymbolicLink(real.resolve("link"), Path.of("real"));
+        Files.createSymbolicLink(directory.resolve("file-link"), Path.of("file"));
+
+        for (Path path : List.of(directory, file)) {
+            Run opened = run(InitCommand.execWithFds(
+                    init,
+                    List.of(new InitCommand.FdFile(7, InitCommand.Mode.PATH, path)),
+                    List.of("readlink", "/proc/self/fd/7")));
+            assertEquals(0, opened.exit(), opened.stderr());
+            assertEquals(path.toString(), opened.stdout().strip());
+        }
+        // A link as the last component, and one in the middle: neither is followed.
+        for (Path path : List.of(directory.resolve("file-link"), real.resolve("link/dir/file"))) {
+            Run refused = run(InitCommand.execWithFds(
+                    init, List.of(new InitCommand.FdFile(7, InitCommand.Mode.PATH, path)), List.of("true")));
+            assertEquals(InitExitCodes.FD_FILE, refused.exit(), path::toString);
+            assertTrue(
+                    refused.stderr().startsWith("agentjail-init: open " + path + " without following links: "),
+                    refused.stderr());
+        }
+    }
+
+    @Test
     void exitCodesAreDistinctAndDocumented() throws Exception {
         Path init = InitBinary.extract(dir.resolve("c"));
         Path notExecutable = Files.writeString(dir.resolve("data.txt"), "x");
