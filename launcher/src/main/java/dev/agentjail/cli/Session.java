@@ -20,6 +20,7 @@ import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
+import dev.agentjail.policy.CredentialPaths;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.ProjectGlob;
@@ -36,6 +37,7 @@ import dev.agentjail.proxy.net.SystemResolver;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -111,6 +113,7 @@ final class Session {
                         "bwrap (bubblewrap) not found on PATH; install it, e.g. apt-get install bubblewrap"));
         Path home = Paths.home(hostEnv);
         refuseCoveredCredentials(policy, home);
+        refuseCredentialProject(home);
         refuseVisibleAuditLog(policy, home);
         try (InspectionSetup inspection =
                 InspectionSetup.open(policy, hostEnv, caDir, Clock.systemUTC(), new SecureRandom())) {
@@ -397,6 +400,27 @@ final class Session {
                     ExitCodes.USAGE,
                     "the policy's filesystem binds would expose " + covered
                             + " without naming them; bind narrower paths, or name the credential path itself");
+        }
+    }
+
+    /**
+     * The project is bound read-write at its real path: it must not be, lie inside, or hold a credential path the jail
+     * always hides (~/.ssh, ~/.config/gcloud, ...). A project directory replaced by a link to one would otherwise
+     * give the agent write access to it, as would starting a session in ~/.config.
+     */
+    private void refuseCredentialProject(Path home) {
+        for (HostPath credential : CredentialPaths.ALWAYS_HIDDEN) {
+            Path path = credential.resolve(home);
+            for (Path candidate : List.of(path, realPrefix(path))) {
+                boolean inside = project.startsWith(candidate);
+                if (inside || (candidate.startsWith(project) && Files.exists(candidate, LinkOption.NOFOLLOW_LINKS))) {
+                    throw new CliException(
+                            ExitCodes.USAGE,
+                            "the project directory " + project + (inside ? " lies inside " : " holds ") + candidate
+                                    + ", which the jail always hides; start agentjail in (or pass --project) a"
+                                    + " directory of its own");
+                }
+            }
         }
     }
 

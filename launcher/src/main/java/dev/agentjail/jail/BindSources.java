@@ -58,10 +58,11 @@ public final class BindSources {
     public static Resolved resolve(
             Path home, Path project, List<Path> systemDirs, List<HomeEntry> homeEntries, List<Bind> extraBinds)
             throws IOException, UnnamedLinkException {
-        Path realHome = home.toRealPath();
+        // A home that does not exist (HOME=/nonexistent) has no entries to show.
+        Optional<Path> realHome = Files.isDirectory(home) ? Optional.of(home.toRealPath()) : Optional.empty();
         List<Optional<Walk>> entryWalks = new ArrayList<>();
         for (HomeEntry entry : homeEntries) {
-            entryWalks.add(walk(realHome, entry.relative()));
+            entryWalks.add(realHome.isPresent() ? walk(realHome.get(), entry.relative()) : Optional.empty());
         }
         List<Optional<Walk>> bindWalks = new ArrayList<>();
         for (Bind bind : extraBinds) {

@@ -64,6 +64,13 @@ class BindSourcesTest {
     }
 
     @Test
+    void aHomeThatDoesNotExistHasNoEntries() throws Exception {
+        BindSources.Resolved r = BindSources.resolve(
+                dir.resolve("nonexistent"), project, List.of(system), List.of(ro(".gitconfig")), List.of());
+        assertEquals(List.of(), r.homeEntries());
+    }
+
+    @Test
     void aLinkUpToTheHomeInsideAWritableConfigDirectoryStopsTheSession() throws IOException {
         // What an agent can leave behind under the claude-code preset (~/.claude writable, settings.json read-only).
         Files.createDirectories(home.resolve(".claude"));

@@ -61,6 +61,8 @@ class AgentCliSmokeTest {
         assertTrue(preset.runs("gemini"));
 
         AgentjailRun run = AgentjailRun.in(dir).policy(withoutMetadata(preset.yaml()));
+        // A user who has run Gemini CLI before has its config directory; one that does not exist is not bound.
+        Files.createDirectories(run.home().resolve(".gemini"));
         Path cache = dir.resolve("npm-cache");
         Path prefix = run.project().resolve("agent");
         requireRegistry(npm, cache);

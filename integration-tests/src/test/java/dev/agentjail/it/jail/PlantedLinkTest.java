@@ -68,6 +68,39 @@ class PlantedLinkTest {
     }
 
     @Test
+    void aProjectDirectoryThatLeadsIntoOrHoldsACredentialDirectoryIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path home = run.home().toRealPath();
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/id_ed25519"), KEY);
+        Files.createDirectories(home.resolve(".config/gcloud"));
+        // The project directory replaced by a link to ~/.ssh, as an agent with write access to its parent could do.
+        Files.delete(run.project());
+        Files.createSymbolicLink(run.project(), home.resolve(".ssh"));
+
+        AgentjailRun.Outcome intoSsh = run.bash("echo \"key=$(cat id_ed25519)\"");
+
+        assertAll(
+                () -> assertEquals(ExitCodes.USAGE, intoSsh.exitCode(), intoSsh::describe),
+                () -> assertFalse(intoSsh.out().contains(KEY), intoSsh::describe),
+                () -> assertTrue(
+                        intoSsh.err()
+                                .contains("the project directory " + home.resolve(".ssh") + " lies inside "
+                                        + home.resolve(".ssh")),
+                        intoSsh::describe));
+
+        Files.delete(run.project());
+        Files.createSymbolicLink(run.project(), home.resolve(".config"));
+        AgentjailRun.Outcome holdsGcloud = run.bash("echo started=yes");
+        assertAll(
+                () -> assertEquals(ExitCodes.USAGE, holdsGcloud.exitCode(), holdsGcloud::describe),
+                () -> assertTrue(holdsGcloud.probes().isEmpty(), holdsGcloud::describe),
+                () -> assertTrue(
+                        holdsGcloud.err().contains(" holds " + home.resolve(".config/gcloud")), holdsGcloud::describe));
+    }
+
+    @Test
     void aDotfileLinkToAPathThePolicyNamesIsFollowed() throws IOException {
         AgentjailRun.requireBwrap();
         AgentjailRun run = AgentjailRun.in(dir).policy("""
