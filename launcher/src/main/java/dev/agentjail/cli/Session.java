@@ -23,6 +23,7 @@ import dev.agentjail.jail.UnnamedLinkException;
 import dev.agentjail.policy.CredentialPaths;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
+import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.ProjectGlob;
 import dev.agentjail.proxy.ProxyConfig;
 import dev.agentjail.proxy.Timeouts;
@@ -206,6 +207,24 @@ final class Session {
                     HostDevices.find(policy.jail().devices()));
             refuseVisibleCa(spec, inspection.authority().directory());
             refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
+            refuseWritable(
+                    spec,
+                    InitBinary.defaultCacheDir(hostEnv, home),
+                    "agentjail's cache",
+                    "the launcher runs programs and loads libraries and class data from it on the host");
+            refuseWritable(
+                    spec,
+                    PolicyDiscovery.configDirectory(hostEnv, home),
+                    "agentjail's user configuration",
+                    "it holds the policy of every later session");
+            for (Path installed : installation()) {
+                refuseWritable(spec, installed, "agentjail's installation", "it is what runs on the host next time");
+            }
+            refuseWritable(
+                    spec,
+                    Path.of(System.getProperty("java.home")),
+                    "the JDK agentjail runs on",
+                    "it runs on the host next time");
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
             }
@@ -499,6 +518,63 @@ final class Session {
                 store,
                 "agentjail's record of trusted project policies " + store,
                 "keep $XDG_STATE_HOME/agentjail out of the policy's binds");
+    }
+
+    /**
+     * Refuses to start when the project or a writable bind would let the agent change {@code dir} or anything in it
+     * (a read-only view is harmless): what agentjail itself runs or reads later on the host.
+     */
+    private static void refuseWritable(JailSpec spec, Path dir, String what, String why) {
+        List<Path> writable = new ArrayList<>();
+        writable.add(spec.project());
+        for (HomeEntry entry : spec.homeEntries()) {
+            if (entry.access() == Access.READ_WRITE) {
+                writable.add(entry.source().orElse(spec.home().resolve(entry.relative())));
+            }
+        }
+        for (Bind bind : spec.extraBinds()) {
+            if (bind.access() == Access.READ_WRITE) {
+                writable.add(bind.source());
+            }
+        }
+        Path absolute = dir.toAbsolutePath().normalize();
+        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
+            for (Path source : writable) {
+                if (source.startsWith(candidate) || candidate.startsWith(source)) {
+                    throw new CliException(
+                            ExitCodes.USAGE,
+                            what + " " + dir + " would be writable inside the jail through the bind of " + source
+                                    + " (" + why + "); bind narrower paths, such as ~/.cache/pip instead of ~/.cache,"
+                                    + " and keep it out of the project");
+                }
+            }
+        }
+    }
+
+    /**
+     * Where the launcher itself comes from: its jar (or class directory) and, when it sits in a checkout that {@code
+     * bin/agentjail} builds it in ({@code launcher/target/agentjail.jar}), that checkout, whose sources and script
+     * run on the host at the next start.
+     */
+    static List<Path> installation() {
+        try {
+            Path code = Path.of(Session.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
+            List<Path> paths = new ArrayList<>(List.of(code));
+            Path target = code.getParent();
+            Path root = target == null || target.getParent() == null
+                    ? null
+                    : target.getParent().getParent();
+            if (root != null && Files.isRegularFile(root.resolve("bin").resolve("agentjail"))) {
+                paths.add(root);
+            }
+            return List.copyOf(paths);
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            return List.of();
+        }
     }
 
     /** Refuses to start when a bind would show {@code path} (as given, or through a symlink in it) inside the jail. */

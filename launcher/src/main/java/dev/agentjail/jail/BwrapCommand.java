@@ -72,29 +72,28 @@ public final class BwrapCommand {
         return options(spec, new Args(-1));
     }
 
+    /** bwrap's options with some binds taken from descriptors, and the host path each descriptor must be opened on. */
+    public record WithDescriptors(List<String> options, List<Path> sources) {
+        public WithDescriptors {
+            options = List.copyOf(options);
+            sources = List.copyOf(sources);
+        }
+    }
+
     /**
-     * The same options with the policy's binds (its home entries, then its extra binds) taken from descriptors {@code
-     * firstBindFd}, {@code firstBindFd + 1}, ... instead of paths ({@code --bind-fd}, {@code --ro-bind-fd}): the
-     * caller opens {@link #policyBindSources} on them in that order, following no link (see {@link
-     * InitCommand.Mode#PATH}), so that nothing swapped into those paths after they were checked is bound instead.
+     * The same options with the binds of host paths an agent could have changed (the policy's home entries and extra
+     * binds, and the protected paths that exist in the project) taken from descriptors {@code firstBindFd}, {@code
+     * firstBindFd + 1}, ... instead of paths ({@code --bind-fd}, {@code --ro-bind-fd}). The caller opens {@link
+     * WithDescriptors#sources} on them in that order, following no link (see {@link InitCommand.Mode#PATH}), so that
+     * nothing swapped into those paths after they were checked is bound instead.
      */
-    public static List<String> options(JailSpec spec, int firstBindFd) {
+    public static WithDescriptors options(JailSpec spec, int firstBindFd) {
         if (firstBindFd < 3) {
             throw new IllegalArgumentException("descriptors 0-2 are the terminal's: " + firstBindFd);
         }
-        return options(spec, new Args(firstBindFd));
-    }
-
-    /** The host paths of the policy's binds, in the order {@link #options(JailSpec, int)} numbers their descriptors. */
-    public static List<Path> policyBindSources(JailSpec spec) {
-        List<Path> sources = new ArrayList<>();
-        for (HomeEntry entry : spec.homeEntries()) {
-            sources.add(entry.source().orElse(spec.home().resolve(entry.relative())));
-        }
-        for (Bind bind : spec.extraBinds()) {
-            sources.add(bind.source());
-        }
-        return List.copyOf(sources);
+        Args args = new Args(firstBindFd);
+        List<String> options = options(spec, args);
+        return new WithDescriptors(options, args.sources);
     }
 
     private static List<String> options(JailSpec spec, Args args) {
@@ -201,7 +200,7 @@ public final class BwrapCommand {
             // -try: a policy may list ~/.gitconfig for everyone, whether or not this user has one.
             String path = spec.home().resolve(entry.relative()).toString();
             String source = entry.source().map(Path::toString).orElse(path);
-            args.policyBind(entry.access(), true, source, path);
+            args.pathBind(entry.access(), true, source, path);
         }
     }
 
@@ -210,7 +209,7 @@ public final class BwrapCommand {
         String project = spec.project().toString();
         args.add("--bind", project, project);
         for (Bind bind : spec.extraBinds()) {
-            args.policyBind(
+            args.pathBind(
                     bind.access(),
                     bind.optional(),
                     bind.source().toString(),
@@ -221,7 +220,7 @@ public final class BwrapCommand {
         for (ProtectedPath p : spec.protectedPaths()) {
             String path = spec.project().resolve(p.relative()).toString();
             switch (p.state()) {
-                case EXISTS -> args.add("--ro-bind", path, path);
+                case EXISTS -> args.pathBind(Access.READ_ONLY, false, path, path);
                 case MISSING_FILE -> args.add("--ro-bind", empty, path);
                 case MISSING_DIR -> args.add("--perms", "0555", "--tmpfs", path, "--remount-ro", path);
             }
@@ -246,7 +245,9 @@ public final class BwrapCommand {
     /** Collects arguments; varargs keep each bwrap option and its operands on one line above. */
     private static final class Args {
         private final List<String> list = new ArrayList<>();
-        /** The descriptor of the next policy bind; negative: policy binds by path. */
+        /** The sources of the descriptor binds so far, in descriptor order. */
+        private final List<Path> sources = new ArrayList<>();
+        /** The descriptor of the next such bind; negative: they are binds by path. */
         private int nextBindFd;
 
         Args(int firstBindFd) {
@@ -257,12 +258,16 @@ public final class BwrapCommand {
             list.addAll(List.of(values));
         }
 
-        /** One of the policy's binds: by path ({@code -try} when optional), or from the next descriptor. */
-        void policyBind(Access access, boolean optional, String source, String target) {
+        /**
+         * A bind of a host path an agent could have changed since it was checked: by path ({@code -try} when
+         * optional), or from the next descriptor.
+         */
+        void pathBind(Access access, boolean optional, String source, String target) {
             String op = access == Access.READ_ONLY ? "--ro-bind" : "--bind";
             if (nextBindFd < 0) {
                 add(optional ? op + "-try" : op, source, target);
             } else {
+                sources.add(Path.of(source));
                 add(op + "-fd", Integer.toString(nextBindFd++), target);
             }
         }

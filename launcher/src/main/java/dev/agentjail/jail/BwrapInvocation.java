@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * Writes what bwrap reads from descriptors (the seccomp program and the argv) into the session's private
  * directory and returns the host command that starts the jail: agentjail-init's {@code exec-with-fds} opening
- * those files and the policy's bind sources (following no link), then exec'ing bwrap. Start it with {@link ProcessBuilder}, stdio inherited.
+ * those files and the bind sources an agent could have changed (following no link), then exec'ing bwrap. Start it with {@link ProcessBuilder}, stdio inherited.
  */
 public final class BwrapInvocation {
     /** The seccomp program's file in the session directory. */
@@ -38,14 +38,14 @@ public final class BwrapInvocation {
         int argsFd = Math.max(spec.seccompFd(), spec.statusFd().orElse(0)) + 1;
         int firstBindFd = argsFd + 1;
         Path seccomp = writePrivate(sessionDir.resolve(SECCOMP_FILE), seccompProgram);
-        Path args = writePrivate(
-                sessionDir.resolve(ARGS_FILE), BwrapArgsFile.encode(BwrapCommand.options(spec, firstBindFd)));
+        BwrapCommand.WithDescriptors options = BwrapCommand.options(spec, firstBindFd);
+        Path args = writePrivate(sessionDir.resolve(ARGS_FILE), BwrapArgsFile.encode(options.options()));
         List<FdFile> files = new ArrayList<>();
         files.add(new FdFile(spec.seccompFd(), Mode.READ_UNLINK, seccomp));
         spec.statusFd().ifPresent(fd -> files.add(new FdFile(fd, Mode.WRITE, sessionDir.resolve(STATUS_FILE))));
         files.add(new FdFile(argsFd, Mode.READ_UNLINK, args));
-        // The policy's binds come from descriptors opened without following links (see BindSources).
-        List<Path> sources = BwrapCommand.policyBindSources(spec);
+        // The policy's binds and the protected paths come from descriptors opened without following links.
+        List<Path> sources = options.sources();
         for (int i = 0; i < sources.size(); i++) {
             files.add(new FdFile(firstBindFd + i, Mode.PATH, sources.get(i)));
         }

@@ -328,8 +328,8 @@ class BwrapCommandTest {
     }
 
     @Test
-    void thePolicysBindsCanComeFromDescriptorsInTheOrderOfTheirSources() {
-        JailSpec spec = withBinds(
+    void bindsOfPathsAnAgentCouldChangeCanComeFromDescriptorsInTheOrderOfTheirSources() {
+        JailSpec base = withBinds(
                 List.of(
                         new HomeEntry(Path.of(".gitconfig"), Access.READ_ONLY),
                         new HomeEntry(
@@ -340,9 +340,14 @@ class BwrapCommandTest {
                 List.of(
                         new Bind(Path.of("/opt/sdk-1.2"), Path.of("/opt/sdk"), Access.READ_WRITE, true),
                         new Bind(Path.of("/s/ca.pem"), Path.of("/etc/ca.pem"), Access.READ_ONLY, false)));
+        JailSpec spec = withProtections(
+                base,
+                List.of(
+                        new ProtectedPath(Path.of(".git/hooks"), ProtectedPath.State.EXISTS),
+                        new ProtectedPath(Path.of(".mcp.json"), ProtectedPath.State.MISSING_FILE)));
 
         List<String> byPath = BwrapCommand.options(spec);
-        List<String> byFd = BwrapCommand.options(spec, 9);
+        BwrapCommand.WithDescriptors byFd = BwrapCommand.options(spec, 9);
 
         assertEquals(
                 List.of(
@@ -350,20 +355,23 @@ class BwrapCommandTest {
                         Path.of("/home/u/.local/share/tool/1.0"),
                         Path.of("/home/u/.cache/pip"),
                         Path.of("/opt/sdk-1.2"),
-                        Path.of("/s/ca.pem")),
-                BwrapCommand.policyBindSources(spec));
+                        Path.of("/s/ca.pem"),
+                        Path.of("/home/u/p/.git/hooks")),
+                byFd.sources());
         List<List<String>> replaced = List.of(
                 List.of("--ro-bind-try", "/home/u/.gitconfig", "/home/u/.gitconfig"),
                 List.of("--ro-bind-try", "/home/u/.local/share/tool/1.0", "/home/u/.local/bin/tool"),
                 List.of("--bind-try", "/home/u/.cache/pip", "/home/u/.cache/pip"),
                 List.of("--bind-try", "/opt/sdk-1.2", "/opt/sdk"),
-                List.of("--ro-bind", "/s/ca.pem", "/etc/ca.pem"));
+                List.of("--ro-bind", "/s/ca.pem", "/etc/ca.pem"),
+                List.of("--ro-bind", "/home/u/p/.git/hooks", "/home/u/p/.git/hooks"));
         List<List<String>> withFds = List.of(
                 List.of("--ro-bind-fd", "9", "/home/u/.gitconfig"),
                 List.of("--ro-bind-fd", "10", "/home/u/.local/bin/tool"),
                 List.of("--bind-fd", "11", "/home/u/.cache/pip"),
                 List.of("--bind-fd", "12", "/opt/sdk"),
-                List.of("--ro-bind-fd", "13", "/etc/ca.pem"));
+                List.of("--ro-bind-fd", "13", "/etc/ca.pem"),
+                List.of("--ro-bind-fd", "14", "/home/u/p/.git/hooks"));
         List<String> expected = new ArrayList<>(byPath);
         for (int i = 0; i < replaced.size(); i++) {
             int at = java.util.Collections.indexOfSubList(expected, replaced.get(i));
@@ -372,7 +380,11 @@ class BwrapCommandTest {
                 expected.set(at + j, withFds.get(i).get(j));
             }
         }
-        assertEquals(expected, byFd);
+        assertEquals(expected, byFd.options());
+        // The missing protected path's placeholder is the session's own empty file, bound by path.
+        assertTrue(java.util.Collections.indexOfSubList(
+                        byFd.options(), List.of("--ro-bind", FILES.emptyFile().toString(), "/home/u/p/.mcp.json"))
+                >= 0);
         assertThrows(IllegalArgumentException.class, () -> BwrapCommand.options(spec, 2));
     }
 
@@ -492,6 +504,32 @@ class BwrapCommandTest {
                 OptionalInt.empty(),
                 List.of("true"),
                 List.of());
+    }
+
+    private static JailSpec withProtections(JailSpec s, List<ProtectedPath> protectedPaths) {
+        return new JailSpec(
+                s.bwrap(),
+                s.initBinary(),
+                s.hostLayout(),
+                s.sessionFiles(),
+                s.project(),
+                s.home(),
+                s.homeEntries(),
+                s.extraBinds(),
+                protectedPaths,
+                s.maskedFiles(),
+                s.hostname(),
+                s.env(),
+                s.newSession(),
+                s.handoffSocket(),
+                s.port(),
+                s.trust(),
+                s.limits(),
+                s.identity(),
+                s.seccompFd(),
+                s.statusFd(),
+                s.command(),
+                s.devices());
     }
 
     private static JailSpec withEnv(Map<String, String> env) {

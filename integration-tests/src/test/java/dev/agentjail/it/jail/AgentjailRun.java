@@ -213,6 +213,12 @@ final class AgentjailRun {
         return this;
     }
 
+    /** Runs the launcher from another copy of its jar. */
+    AgentjailRun jar(Path jarCopy) {
+        this.jar = jarCopy;
+        return this;
+    }
+
     /** Sets (or replaces) a variable in the launcher's environment. */
     AgentjailRun env(String name, String value) {
         env.put(name, value);

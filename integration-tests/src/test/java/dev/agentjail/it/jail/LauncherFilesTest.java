@@ -1,0 +1,113 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.cli.ExitCodes;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What agentjail itself runs or reads on the host stays out of the agent's reach for writing: its cache (the init
+ * program that runs on the host before bwrap, Netty's native libraries, the class-data archives the launcher's JVM
+ * maps) and its user configuration (the policy of every later session). A writable bind of ~/.cache or ~/.config, or
+ * a cache inside the project, stops the session before the jail starts; a read-only view is harmless and allowed.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class LauncherFilesTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWritableBindOfTheCacheDirectoryIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  write: ["~/.cache"]
+                """);
+        Path cache = run.home().resolve(".cache/agentjail");
+
+        AgentjailRun.Outcome o = run.bash("touch ~/.cache/agentjail/planted; echo started=yes");
+
+        assertAll(
+                () -> assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe),
+                () -> assertTrue(o.probes().isEmpty(), () -> "the jail started: " + o.describe()),
+                () -> assertTrue(
+                        o.err().contains("agentjail's cache " + cache + " would be writable inside the jail"),
+                        o::describe),
+                () -> assertFalse(Files.exists(cache.resolve("planted")), o::describe));
+    }
+
+    @Test
+    void aCacheInsideTheProjectIsRefused() {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        run.env("XDG_CACHE_HOME", run.project().resolve(".cache").toString());
+
+        AgentjailRun.Outcome o = run.bash("echo started=yes");
+
+        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(o.err().contains("agentjail's cache " + run.project().resolve(".cache/agentjail")), o::describe);
+    }
+
+    @Test
+    void aWritableBindOfTheUserConfigurationIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  write: ["~/.config/agentjail"]
+                """);
+        Files.createDirectories(run.home().resolve(".config/agentjail"));
+
+        AgentjailRun.Outcome o = run.bash("echo started=yes");
+
+        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(
+                o.err().contains("agentjail's user configuration " + run.home().resolve(".config/agentjail")),
+                o::describe);
+    }
+
+    @Test
+    void aProjectHoldingAgentjailsOwnJarIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path jar = Files.copy(AgentjailRun.jar(), run.project().resolve("agentjail.jar"));
+        run.jar(jar);
+
+        AgentjailRun.Outcome o = run.bash("echo started=yes");
+
+        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(o.err().contains("agentjail's installation " + jar + " would be writable"), o::describe);
+    }
+
+    @Test
+    void aReadOnlyViewOfTheCacheIsAllowed() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  read: ["~/.cache"]
+                """);
+        Files.createDirectories(run.home().resolve(".cache"));
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo "write=$( (touch ~/.cache/agentjail/planted) 2>/dev/null && echo yes || echo no)"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("no", o.probe("write"), o::describe);
+        assertFalse(Files.exists(run.home().resolve(".cache/agentjail/planted")));
+    }
+}
