@@ -209,22 +209,28 @@ final class Session {
             refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
             refuseWritable(
                     spec,
+                    true,
                     InitBinary.defaultCacheDir(hostEnv, home),
                     "agentjail's cache",
                     "the launcher runs programs and loads libraries and class data from it on the host");
             refuseWritable(
                     spec,
+                    true,
                     PolicyDiscovery.configDirectory(hostEnv, home),
                     "agentjail's user configuration",
                     "it holds the policy of every later session");
-            for (Path installed : installation()) {
-                refuseWritable(spec, installed, "agentjail's installation", "it is what runs on the host next time");
-            }
             refuseWritable(
                     spec,
+                    true,
                     Path.of(System.getProperty("java.home")),
                     "the JDK agentjail runs on",
                     "it runs on the host next time");
+            // The project may hold agentjail's own checkout: that is working on agentjail, whose code the user then
+            // chooses to run, as with any project. A policy bind that hands it to the agent is refused.
+            for (Path installed : installation()) {
+                refuseWritable(
+                        spec, false, installed, "agentjail's installation", "it is what runs on the host next time");
+            }
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
             }
@@ -521,12 +527,14 @@ final class Session {
     }
 
     /**
-     * Refuses to start when the project or a writable bind would let the agent change {@code dir} or anything in it
-     * (a read-only view is harmless): what agentjail itself runs or reads later on the host.
+     * Refuses to start when a writable bind (and, with {@code project}, the project) would let the agent change {@code
+     * dir} or anything in it (a read-only view is harmless): what agentjail itself runs or reads later on the host.
      */
-    private static void refuseWritable(JailSpec spec, Path dir, String what, String why) {
+    private static void refuseWritable(JailSpec spec, boolean project, Path dir, String what, String why) {
         List<Path> writable = new ArrayList<>();
-        writable.add(spec.project());
+        if (project) {
+            writable.add(spec.project());
+        }
         for (HomeEntry entry : spec.homeEntries()) {
             if (entry.access() == Access.READ_WRITE) {
                 writable.add(entry.source().orElse(spec.home().resolve(entry.relative())));
@@ -544,8 +552,8 @@ final class Session {
                     throw new CliException(
                             ExitCodes.USAGE,
                             what + " " + dir + " would be writable inside the jail through the bind of " + source
-                                    + " (" + why + "); bind narrower paths, such as ~/.cache/pip instead of ~/.cache,"
-                                    + " and keep it out of the project");
+                                    + " (" + why + "); bind narrower paths, such as ~/.cache/pip instead of ~/.cache"
+                                    + (project ? ", and keep it out of the project" : ""));
                 }
             }
         }

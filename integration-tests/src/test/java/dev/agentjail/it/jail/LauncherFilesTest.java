@@ -17,8 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * What agentjail itself runs or reads on the host stays out of the agent's reach for writing: its cache (the init
  * program that runs on the host before bwrap, Netty's native libraries, the class-data archives the launcher's JVM
- * maps) and its user configuration (the policy of every later session). A writable bind of ~/.cache or ~/.config, or
- * a cache inside the project, stops the session before the jail starts; a read-only view is harmless and allowed.
+ * maps), its user configuration (the policy of every later session) and its own jar. A writable bind of ~/.cache or
+ * ~/.config, or a cache inside the project, stops the session before the jail starts; a read-only view is harmless
+ * and allowed, and so is a project that holds agentjail's own jar (working on agentjail itself).
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class LauncherFilesTest {
@@ -79,17 +80,29 @@ class LauncherFilesTest {
     }
 
     @Test
-    void aProjectHoldingAgentjailsOwnJarIsRefused() throws IOException {
+    void aWritableBindHoldingAgentjailsOwnJarIsRefusedAndAProjectHoldingItIsNot() throws IOException {
         AgentjailRun.requireBwrap();
-        AgentjailRun run = AgentjailRun.in(dir);
-        Path jar = Files.copy(AgentjailRun.jar(), run.project().resolve("agentjail.jar"));
+        Path tools = Files.createDirectories(dir.resolve("tools"));
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                filesystem:
+                  write: ["%s"]
+                """.formatted(tools));
+        Path jar = Files.copy(AgentjailRun.jar(), tools.resolve("agentjail.jar"));
         run.jar(jar);
 
-        AgentjailRun.Outcome o = run.bash("echo started=yes");
+        AgentjailRun.Outcome bound = run.bash("echo started=yes");
 
-        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
-        assertTrue(o.probes().isEmpty(), o::describe);
-        assertTrue(o.err().contains("agentjail's installation " + jar + " would be writable"), o::describe);
+        assertEquals(ExitCodes.USAGE, bound.exitCode(), bound::describe);
+        assertTrue(bound.probes().isEmpty(), bound::describe);
+        assertTrue(bound.err().contains("agentjail's installation " + jar + " would be writable"), bound::describe);
+
+        // Working on agentjail itself: the project holds the jar the session runs from.
+        AgentjailRun inProject = AgentjailRun.in(dir.resolve("other"));
+        inProject.jar(Files.copy(AgentjailRun.jar(), inProject.project().resolve("agentjail.jar")));
+        AgentjailRun.Outcome o = inProject.bash("echo started=yes");
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("yes", o.probe("started"), o::describe);
     }
 
     @Test
