@@ -207,20 +207,22 @@ final class Session {
                     HostDevices.find(policy.jail().devices()));
             refuseVisibleCa(spec, inspection.authority().directory());
             refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
+            // What the jail can write through, read back once from the argv (see refuseWritable).
+            List<Path> writable = BwrapCommand.writableBindSources(spec);
             refuseWritable(
-                    spec,
+                    writable,
                     true,
                     InitBinary.defaultCacheDir(hostEnv, home),
                     "agentjail's cache",
                     "the launcher runs programs and loads libraries and class data from it on the host");
             refuseWritable(
-                    spec,
+                    writable,
                     true,
                     PolicyDiscovery.configDirectory(hostEnv, home),
                     "agentjail's user configuration",
                     "it holds the policy of every later session");
             refuseWritable(
-                    spec,
+                    writable,
                     true,
                     Path.of(System.getProperty("java.home")),
                     "the JDK agentjail runs on",
@@ -229,7 +231,11 @@ final class Session {
             // chooses to run, as with any project. A policy bind that hands it to the agent is refused.
             for (Path installed : installation()) {
                 refuseWritable(
-                        spec, false, installed, "agentjail's installation", "it is what runs on the host next time");
+                        writable,
+                        false,
+                        installed,
+                        "agentjail's installation",
+                        "it is what runs on the host next time");
             }
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
@@ -527,27 +533,17 @@ final class Session {
     }
 
     /**
-     * Refuses to start when a writable bind (and, with {@code project}, the project) would let the agent change {@code
-     * dir} or anything in it (a read-only view is harmless): what agentjail itself runs or reads later on the host.
+     * Refuses to start when one of the {@code writable} bind sources (the project's only with {@code project}) would let
+     * the agent change {@code dir} or anything in it (a read-only view is harmless): what agentjail itself runs or
+     * reads later on the host.
      */
-    private static void refuseWritable(JailSpec spec, boolean project, Path dir, String what, String why) {
-        List<Path> writable = new ArrayList<>();
-        if (project) {
-            writable.add(spec.project());
-        }
-        for (HomeEntry entry : spec.homeEntries()) {
-            if (entry.access() == Access.READ_WRITE) {
-                writable.add(entry.source().orElse(spec.home().resolve(entry.relative())));
-            }
-        }
-        for (Bind bind : spec.extraBinds()) {
-            if (bind.access() == Access.READ_WRITE) {
-                writable.add(bind.source());
-            }
-        }
+    private void refuseWritable(List<Path> writable, boolean project, Path dir, String what, String why) {
         Path absolute = dir.toAbsolutePath().normalize();
         for (Path candidate : List.of(absolute, realPrefix(absolute))) {
             for (Path source : writable) {
+                if (!project && source.equals(this.project)) {
+                    continue;
+                }
                 if (source.startsWith(candidate) || candidate.startsWith(source)) {
                     throw new CliException(
                             ExitCodes.USAGE,

@@ -11,6 +11,8 @@ import java.util.Set;
 public final class BwrapCommand {
     private static final Set<String> BINDS =
             Set.of("--bind", "--bind-try", "--ro-bind", "--ro-bind-try", "--dev-bind-try");
+    /** The binds the jail can write through. */
+    private static final Set<String> WRITABLE_BINDS = Set.of("--bind", "--bind-try");
 
     /** How many operands each option this class emits takes. */
     private static final Map<String, Integer> OPERANDS = Map.ofEntries(
@@ -114,12 +116,21 @@ public final class BwrapCommand {
      * {@code -try} forms), read back from {@link #options}, so that it cannot miss a bind that method adds.
      */
     public static List<Path> bindSources(JailSpec spec) {
+        return sources(spec, BINDS);
+    }
+
+    /** The sources of the binds the jail can write through ({@code --bind}, {@code --bind-try}), the project's too. */
+    public static List<Path> writableBindSources(JailSpec spec) {
+        return sources(spec, WRITABLE_BINDS);
+    }
+
+    private static List<Path> sources(JailSpec spec, Set<String> binds) {
         List<String> options = options(spec);
         List<Path> sources = new ArrayList<>();
         int i = 0;
         while (i < options.size()) {
             String option = options.get(i);
-            if (BINDS.contains(option)) {
+            if (binds.contains(option)) {
                 sources.add(Path.of(options.get(i + 1)));
             }
             Integer operands = OPERANDS.get(option);

@@ -408,6 +408,7 @@ class BwrapCommandTest {
                         Path.of("/r/ca-bundle.pem"),
                         Path.of("/r/truststore.p12")),
                 BwrapCommand.bindSources(spec));
+        assertEquals(List.of(Path.of("/home/u/p"), Path.of("/opt/sdk")), BwrapCommand.writableBindSources(spec));
     }
 
     @Test

@@ -337,6 +337,16 @@ final class AgentjailRun {
             return probes;
         }
 
+        /**
+         * Fails unless the launcher refused to start the jail: exit code 2, no probe line printed (the command never
+         * ran), and {@code message} on stderr.
+         */
+        void assertRefused(String message) {
+            assertEquals(ExitCodes.USAGE, exitCode(), this::describe);
+            assertTrue(probes().isEmpty(), () -> "the jail started: " + describe());
+            assertTrue(err().contains(message), () -> "no '" + message + "' on stderr: " + describe());
+        }
+
         /** The value a probe script printed for {@code name}; fails when it printed none. */
         String probe(String name) {
             String value = probes().get(name);

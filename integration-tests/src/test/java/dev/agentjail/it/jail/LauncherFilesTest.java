@@ -1,11 +1,8 @@
 package dev.agentjail.it.jail;
 
-import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.agentjail.cli.ExitCodes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,13 +35,8 @@ class LauncherFilesTest {
 
         AgentjailRun.Outcome o = run.bash("touch ~/.cache/agentjail/planted; echo started=yes");
 
-        assertAll(
-                () -> assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe),
-                () -> assertTrue(o.probes().isEmpty(), () -> "the jail started: " + o.describe()),
-                () -> assertTrue(
-                        o.err().contains("agentjail's cache " + cache + " would be writable inside the jail"),
-                        o::describe),
-                () -> assertFalse(Files.exists(cache.resolve("planted")), o::describe));
+        o.assertRefused("agentjail's cache " + cache + " would be writable inside the jail");
+        assertFalse(Files.exists(cache.resolve("planted")), o::describe);
     }
 
     @Test
@@ -55,9 +47,7 @@ class LauncherFilesTest {
 
         AgentjailRun.Outcome o = run.bash("echo started=yes");
 
-        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
-        assertTrue(o.probes().isEmpty(), o::describe);
-        assertTrue(o.err().contains("agentjail's cache " + run.project().resolve(".cache/agentjail")), o::describe);
+        o.assertRefused("agentjail's cache " + run.project().resolve(".cache/agentjail"));
     }
 
     @Test
@@ -72,11 +62,7 @@ class LauncherFilesTest {
 
         AgentjailRun.Outcome o = run.bash("echo started=yes");
 
-        assertEquals(ExitCodes.USAGE, o.exitCode(), o::describe);
-        assertTrue(o.probes().isEmpty(), o::describe);
-        assertTrue(
-                o.err().contains("agentjail's user configuration " + run.home().resolve(".config/agentjail")),
-                o::describe);
+        o.assertRefused("agentjail's user configuration " + run.home().resolve(".config/agentjail"));
     }
 
     @Test
@@ -93,9 +79,7 @@ class LauncherFilesTest {
 
         AgentjailRun.Outcome bound = run.bash("echo started=yes");
 
-        assertEquals(ExitCodes.USAGE, bound.exitCode(), bound::describe);
-        assertTrue(bound.probes().isEmpty(), bound::describe);
-        assertTrue(bound.err().contains("agentjail's installation " + jar + " would be writable"), bound::describe);
+        bound.assertRefused("agentjail's installation " + jar + " would be writable");
 
         // Working on agentjail itself: the project holds the jar the session runs from.
         AgentjailRun inProject = AgentjailRun.in(dir.resolve("other"));
