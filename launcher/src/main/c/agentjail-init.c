@@ -9,12 +9,14 @@
  *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor, close
  *     every copy, apply the resource limits (core dumps always off) and exec CMD.
  *
- *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--read N FILE | --read-unlink N FILE | --write N FILE |
- *                                 --path N FILE]... -- PROGRAM [ARGS...]
+ *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--user UID GID] [--read N FILE | --read-unlink N FILE |
+ *                                 --write N FILE | --path N FILE]... -- PROGRAM [ARGS...]
  *     On the host: open FILE at descriptor N (inheritable) and exec PROGRAM, because Java's ProcessBuilder
  *     cannot hand extra descriptors to bwrap (--seccomp FD, --args FD, --json-status-fd FD, --bind-fd FD).
  *     --path opens FILE as a path (O_PATH) one component at a time, following no symbolic link anywhere in it:
  *     the policy's bind sources, checked by the launcher, cannot be redirected by a link swapped in afterwards.
+ *     --user (root only) drops to UID/GID, with no supplementary groups, after every descriptor is open and
+ *     before PROGRAM starts: a jail started by root for a user's project runs as that user on the host.
  *
  * Every failure is fatal: one line "agentjail-init: <what failed>: <strerror>" on stderr and a distinct exit code.
  */
@@ -33,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <grp.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -205,11 +208,42 @@ static void join_cgroup(const char *procs) {
     close(fd);
 }
 
+/* Drops every uid and gid (real, effective, saved; no supplementary groups) and checks that none came back. */
+static void drop_to(const char *uid_text, const char *gid_text) {
+    unsigned long long uid, gid;
+    if (parse_u64(uid_text, 0xfffffffeULL, &uid) != 0 || parse_u64(gid_text, 0xfffffffeULL, &gid) != 0 || uid == 0) {
+        usage("option --user needs a non-zero uid and a gid, not '%s' '%s'", uid_text, gid_text);
+    }
+    if (setgroups(0, NULL) != 0 || setresgid((gid_t) gid, (gid_t) gid, (gid_t) gid) != 0) {
+        fail(EXIT_FD_FILE, "set group id %llu", gid);
+    }
+    if (setresuid((uid_t) uid, (uid_t) uid, (uid_t) uid) != 0) {
+        fail(EXIT_FD_FILE, "set user id %llu", uid);
+    }
+    uid_t r, e, s;
+    gid_t rg, eg, sg;
+    if (getresuid(&r, &e, &s) != 0 || getresgid(&rg, &eg, &sg) != 0 || r != uid || e != uid || s != uid
+            || rg != gid || eg != gid || sg != gid || setuid(0) == 0) {
+        errno = EPERM;
+        fail(EXIT_FD_FILE, "drop to uid %llu", uid);
+    }
+}
+
 static int exec_with_fds(int argc, char **argv) {
     int used[MAX_FDS];
     int count = 0;
     int i = 2;
+    const char *drop_uid = NULL;
+    const char *drop_gid = NULL;
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 3) {
+        if (strcmp(argv[i], "--user") == 0) {
+            if (i + 2 >= argc) {
+                usage("option --user needs a uid and a gid");
+            }
+            drop_uid = argv[i + 1];
+            drop_gid = argv[i + 2];
+            continue;
+        }
         if (strcmp(argv[i], "--join-cgroup") == 0) {
             /* Joined before bwrap starts, so every process of the jail is counted (pids.max as root). */
             if (i + 1 >= argc) {
@@ -255,6 +289,9 @@ static int exec_with_fds(int argc, char **argv) {
     }
     if (i >= argc - 1) {
         usage("missing '-- PROGRAM'");
+    }
+    if (drop_uid != NULL) {
+        drop_to(drop_uid, drop_gid);
     }
     /*
      * bwrap dies on a terminal's Ctrl-C and takes the jail down with SIGKILL. Ignoring these here keeps

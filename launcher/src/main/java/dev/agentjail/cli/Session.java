@@ -9,6 +9,7 @@ import dev.agentjail.jail.BwrapStatus;
 import dev.agentjail.jail.HomeEntry;
 import dev.agentjail.jail.HostDevices;
 import dev.agentjail.jail.HostLayout;
+import dev.agentjail.jail.HostUser;
 import dev.agentjail.jail.Identity;
 import dev.agentjail.jail.InitBinary;
 import dev.agentjail.jail.JailSpec;
@@ -113,18 +114,44 @@ final class Session {
                         ExitCodes.ENVIRONMENT,
                         "bwrap (bubblewrap) not found on PATH; install it, e.g. apt-get install bubblewrap"));
         Path home = Paths.home(hostEnv);
-        refuseCoveredCredentials(policy, home);
+        Optional<HostUser> hostUser;
+        try {
+            hostUser = HostUser.forProject(
+                    Uids.current(), project, Path.of("/etc/passwd"), note -> err.println("agentjail: " + note));
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.USAGE, "cannot read the project directory " + project + ": " + e.getMessage());
+        }
+        // Started by root for a user's project, the jail runs as that user, in that user's home.
+        Path jailHome = hostUser.map(HostUser::home).orElse(home);
+        refuseCoveredCredentials(policy, jailHome);
         refuseCredentialProject(home);
-        refuseVisibleAuditLog(policy, home);
+        if (!jailHome.equals(home)) {
+            refuseCredentialProject(jailHome);
+        }
+        refuseVisibleAuditLog(policy, jailHome);
         try (InspectionSetup inspection =
                 InspectionSetup.open(policy, hostEnv, caDir, Clock.systemUTC(), new SecureRandom())) {
-            return run(policy, bwrap, home, inspection);
+            return run(policy, bwrap, home, jailHome, hostUser, inspection);
         }
     }
 
-    private int run(Policy policy, Path bwrap, Path home, InspectionSetup inspection) throws Exception {
+    /**
+     * {@code home} is the launcher's (agentjail's own cache and configuration); {@code jailHome} the jail's, where
+     * the policy's {@code ~} paths are read from: the same unless root starts the jail as {@code hostUser}.
+     */
+    private int run(
+            Policy policy,
+            Path bwrap,
+            Path home,
+            Path jailHome,
+            Optional<HostUser> hostUser,
+            InspectionSetup inspection)
+            throws Exception {
         StartupTrace.mark("inspection set up");
-        Path sessionDir = SessionDirs.create(hostEnv, id);
+        Path sessionDir = hostUser.isPresent()
+                ? SessionDirs.createForUser(id, hostUser.get().uid())
+                : SessionDirs.create(hostEnv, id);
         FileAuditLog file;
         try {
             file = FileAuditLog.open(auditLog, auditOptions);
@@ -135,7 +162,8 @@ final class Session {
         audit = new CountingAuditSink(file);
         StartupTrace.mark("audit log open");
         ExecutorService dns = DnsExecutors.create();
-        Path handoffSocket = sessionDir.resolve("handoff.sock");
+        Path handoffSocket = (hostUser.isPresent() ? sessionDir.resolve(SessionDirs.HANDOFF_DIR) : sessionDir)
+                .resolve("handoff.sock");
         // The proxy comes up on a thread of its own while this one prepares the jail; bwrap starts once both are done.
         ProxyStart proxy = ProxyStart.begin(
                 new ProxyConfig(
@@ -159,13 +187,24 @@ final class Session {
         Integer exitCode = null;
         try {
             Path init = InitBinary.extract(InitBinary.defaultCacheDir(hostEnv, home));
+            if (hostUser.isPresent()) {
+                // bwrap runs as the jail's user and binds init by path: root's cache is not theirs to search.
+                init = InitBinary.copyInto(init, sessionDir);
+            }
             int uid = Uids.current();
-            Optional<Identity> identity = Identity.forOutsideUid(uid);
-            int insideUid = identity.map(Identity::uid).orElse(uid);
-            int insideGid = identity.map(Identity::gid).orElse(Uids.currentGid());
+            Optional<Identity> identity = hostUser.isPresent() ? Optional.empty() : Identity.forOutsideUid(uid);
+            int insideUid = hostUser.map(HostUser::uid)
+                    .orElseGet(() -> identity.map(Identity::uid).orElse(uid));
+            int insideGid = hostUser.map(HostUser::gid)
+                    .orElseGet(() -> identity.map(Identity::gid).orElse(Uids.currentGid()));
             String hostname = policy.jail().hostname();
             SessionFiles files = SessionFiles.write(
-                    sessionDir, hostEnv.getOrDefault("USER", "agent"), insideUid, insideGid, home, hostname);
+                    sessionDir,
+                    hostUser.map(HostUser::name).orElse(hostEnv.getOrDefault("USER", "agent")),
+                    insideUid,
+                    insideGid,
+                    jailHome,
+                    hostname);
             protectedPaths = ProtectedPaths.resolve(project, protectedPatterns(policy));
             List<Path> masked = MaskedFiles.find(
                     project,
@@ -177,9 +216,9 @@ final class Session {
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
-            BindSources.Resolved binds = resolveBinds(policy, home, layout);
+            BindSources.Resolved binds = resolveBinds(policy, jailHome, layout);
             Map<String, String> env = new LinkedHashMap<>(
-                    JailEnvironment.build(hostEnv, policy.env(), port, home, id, inspection.placeholders()));
+                    JailEnvironment.build(hostEnv, policy.env(), port, jailHome, id, inspection.placeholders()));
             // Where each host-side MCP server is reached (through the proxy): a URL, never a credential.
             env.putAll(HostEndpoints.jailVariables(policy.mcp()));
             JailSpec spec = new JailSpec(
@@ -188,7 +227,7 @@ final class Session {
                     layout,
                     files,
                     project,
-                    home,
+                    jailHome,
                     binds.homeEntries(),
                     binds.extraBinds(),
                     protectedPaths,
@@ -252,6 +291,10 @@ final class Session {
                                     + " found; run agentjail as a regular user, or make the pids controller available");
                 }
                 argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
+            }
+            if (hostUser.isPresent()) {
+                // Every descriptor is opened and the cgroup joined as root; bwrap and the jail run as the user.
+                argv.addAll(2, List.of("--user", Integer.toString(insideUid), Integer.toString(insideGid)));
             }
             ProxyStart.Running running = proxy.await();
             StartupTrace.mark("proxy listening");

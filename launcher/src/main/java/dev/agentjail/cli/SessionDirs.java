@@ -15,15 +15,41 @@ import java.util.Map;
  * $XDG_RUNTIME_DIR/agentjail when that is usable, else /tmp/agentjail-UID.
  */
 final class SessionDirs {
+    /** Where the hand-off socket of a session directory made by {@link #createForUser} lives. */
+    static final String HANDOFF_DIR = "handoff";
+
     private SessionDirs() {}
 
     static Path create(Map<String, String> env, String session) {
         Path base = base(env);
         try {
-            privateDir(base);
+            privateDir(base, "rwx------");
             Path dir = base.resolve(session);
             Files.createDirectory(
                     dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            return dir;
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot create the session directory under " + base + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * For a root launch whose jail runs as {@code user}: bwrap then runs as that user and must reach the files it
+     * binds, so the base and the session directory are root's but searchable (0711: no one can list them or change
+     * anything in them), and the hand-off socket lives in {@link #HANDOFF_DIR}, private to the jail's user, whose
+     * uid the proxy then expects of its peer. The files bwrap reads by descriptor stay root's own (0600).
+     */
+    static Path createForUser(String session, int uid) {
+        Path base = Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current() + "-jails");
+        try {
+            privateDir(base, "rwx--x--x");
+            Path dir = base.resolve(session);
+            Files.createDirectory(dir);
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+            Path handoff = Files.createDirectory(dir.resolve(HANDOFF_DIR));
+            Files.setPosixFilePermissions(handoff, PosixFilePermissions.fromString("rwx------"));
+            Files.setAttribute(handoff, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
             return dir;
         } catch (IOException e) {
             throw new CliException(
@@ -42,12 +68,13 @@ final class SessionDirs {
         return Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current());
     }
 
-    /** Creates the directory 0700, or checks that an existing one is ours, private and not a link. */
-    private static void privateDir(Path dir) throws IOException {
+    /** Creates the directory with {@code mode}, or checks that an existing one is ours and not a link and sets it. */
+    private static void privateDir(Path dir, String mode) throws IOException {
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             Files.createDirectories(dir.getParent());
             Files.createDirectory(
                     dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(mode));
             return;
         }
         if (Files.isSymbolicLink(dir) || !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
@@ -57,7 +84,7 @@ final class SessionDirs {
         if (owner != Uids.current()) {
             throw new IOException(dir + " belongs to another user");
         }
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(mode));
     }
 
     static void delete(Path dir) {

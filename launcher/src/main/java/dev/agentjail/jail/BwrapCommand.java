@@ -189,6 +189,11 @@ public final class BwrapCommand {
         args.add("--ro-bind", files.group().toString(), "/etc/group");
         args.add("--ro-bind", files.hosts().toString(), "/etc/hosts");
         args.add("--proc", "/proc");
+        for (HostLayout.ProcCover cover : layout.procCovers()) {
+            String path = cover.path().toString();
+            // -try: an entry can come and go with a module; a missing one needs no cover.
+            args.add("--ro-bind-try", cover.hidden() ? files.emptyFile().toString() : path, path);
+        }
         args.add("--dev", "/dev");
         for (Path device : spec.devices()) {
             // Opted into by the policy (jail.devices); -try: a device may vanish between probing and start.

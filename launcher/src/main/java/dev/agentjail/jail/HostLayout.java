@@ -2,10 +2,14 @@ package dev.agentjail.jail;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -15,8 +19,10 @@ import java.util.List;
  * @param systemDirs directories bound read-only onto themselves, if present ({@code --ro-bind-try})
  * @param rootLinks root-level symlinks recreated inside the jail, such as {@code /bin -> usr/bin}
  * @param etcEntries /etc files and directories bound read-only onto themselves, if present
+ * @param procCovers what is laid over the jail's own /proc: its kernel interfaces (everything but the processes)
  */
-public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<Path> etcEntries) {
+public record HostLayout(
+        List<Path> systemDirs, List<RootLink> rootLinks, List<Path> etcEntries, List<ProcCover> procCovers) {
     /** Candidates for the system part: /usr plus the classic top-level program and library directories. */
     public static final List<Path> SYSTEM_CANDIDATES =
             paths("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
@@ -52,12 +58,35 @@ public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<P
         }
     }
 
+    /**
+     * A top-level /proc entry that is not a process, covered in the jail: a directory (sys, irq, bus, fs, driver, ...)
+     * or a file with a write bit (sysrq-trigger, mtrr, ...) is bound read-only over itself; a file only its owner
+     * may read (kmsg, slabinfo, kpageflags, ...) is hidden behind the empty file. A jail started by root for a root
+     * project runs as kernel uid 0, to which the kernel grants these by their mode alone.
+     */
+    public record ProcCover(Path path, boolean hidden) {
+        public ProcCover {
+            JailPaths.absolute(path, "/proc entry");
+            if (!path.startsWith(PROC) || path.getNameCount() != 2) {
+                throw new IllegalArgumentException("not a top-level /proc entry: " + path);
+            }
+        }
+    }
+
+    private static final Path PROC = Path.of("/proc");
+
     public HostLayout {
         systemDirs.forEach(p -> JailPaths.absolute(p, "system directory"));
         etcEntries.forEach(p -> JailPaths.absolute(p, "/etc entry"));
         systemDirs = List.copyOf(systemDirs);
         rootLinks = List.copyOf(rootLinks);
         etcEntries = List.copyOf(etcEntries);
+        procCovers = List.copyOf(procCovers);
+    }
+
+    /** A layout without /proc covers (tests that assert the rest of the argv). */
+    public HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<Path> etcEntries) {
+        this(systemDirs, rootLinks, etcEntries, List.of());
     }
 
     /**
@@ -79,7 +108,43 @@ public record HostLayout(List<Path> systemDirs, List<RootLink> rootLinks, List<P
                 dirs.add(candidate);
             }
         }
-        return new HostLayout(dirs, links, ETC_DEFAULTS);
+        return new HostLayout(dirs, links, ETC_DEFAULTS, procCovers(PROC));
+    }
+
+    /**
+     * The covers for the kernel interfaces in {@code proc} (the host's /proc: a new procfs of the same kernel has the
+     * same top-level entries), decided from each entry's type and mode, not from a fixed list of names. bwrap's own
+     * covers are not enough: it skips an entry whose mode has no write bit for the mapped user, which is what kernel
+     * uid 0 can write anyway.
+     */
+    static List<ProcCover> procCovers(Path proc) {
+        List<ProcCover> covers = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(proc)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                BasicFileAttributes attrs;
+                int mode;
+                try {
+                    attrs = Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                    mode = (Integer) Files.getAttribute(entry, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException gone) {
+                    continue;
+                }
+                Path inJail = PROC.resolve(name);
+                if (attrs.isDirectory() || (attrs.isRegularFile() && (mode & 0222) != 0)) {
+                    covers.add(new ProcCover(inJail, false));
+                } else if (attrs.isRegularFile() && (mode & 0004) == 0) {
+                    covers.add(new ProcCover(inJail, true));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + proc, e);
+        }
+        covers.sort(Comparator.comparing(ProcCover::path));
+        return covers;
     }
 
     private static List<Path> paths(String... names) {

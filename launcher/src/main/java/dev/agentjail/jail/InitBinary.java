@@ -71,6 +71,18 @@ public final class InitBinary {
         return install(cacheDir, name, content);
     }
 
+    /**
+     * Copies the extracted binary into {@code sessionDir} (root's, searchable by the jail's user) as {@code
+     * agentjail-init}, mode 0555: a root launch whose jail runs as another user binds it from there, because bwrap
+     * then runs as that user and cannot search root's cache.
+     */
+    public static Path copyInto(Path extracted, Path sessionDir) throws IOException {
+        Path copy = sessionDir.resolve("agentjail-init");
+        Files.copy(extracted, copy, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("r-xr-xr-x"));
+        return copy;
+    }
+
     /** Puts {@code content} at {@code cacheDir/<name>-<id>} unless an identical, executable file is there. */
     static Path install(Path cacheDir, String name, byte[] content) throws IOException {
         Path dir = privateDirectory(cacheDir);

@@ -38,7 +38,9 @@ public final class ListenerHandoff implements AutoCloseable {
 
     /**
      * Binds the hand-off socket at {@code socketPath}, whose parent must be a directory private to this user
-     * (no group or other permissions), and serves exactly one connection from this user's uid.
+     * (no group or other permissions), and serves exactly one connection from this user's uid. Run as root, the
+     * directory may belong to the user the jail runs as: its owner is the uid the peer must present, and the
+     * socket is handed to that user.
      *
      * @param group an epoll event loop group (Unix sockets and descriptor passing need the epoll transport)
      * @param expectedPort the port the listeners must be bound to inside the jail; 0 accepts any
@@ -88,12 +90,22 @@ public final class ListenerHandoff implements AutoCloseable {
         }
         server.closeFuture().addListener(f -> Files.deleteIfExists(socketPath));
         ListenerHandoff handoff = new ListenerHandoff(server, socketPath, completion);
-        // The socket file carries our fsuid: a directory owned by someone else is not ours to trust.
+        // The socket file carries our fsuid: a directory owned by someone else is not ours to trust, unless we are
+        // root serving a jail that runs as that directory's owner (root may do anything that user may).
         int ownUid = (Integer) Files.getAttribute(socketPath, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-        if (ownUid != directoryOwner) {
+        if (ownUid != directoryOwner && ownUid != 0) {
             handoff.close();
             throw new IOException("the hand-off socket's directory belongs to uid " + directoryOwner
                     + ", not to this process (uid " + ownUid + ")");
+        }
+        if (ownUid != directoryOwner) {
+            // connect(2) needs write permission on the socket file: the jail's user gets it, no one else.
+            try {
+                Files.setAttribute(socketPath, "unix:uid", directoryOwner, LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                handoff.close();
+                throw e;
+            }
         }
         return handoff;
     }
