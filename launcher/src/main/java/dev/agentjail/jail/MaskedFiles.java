@@ -2,16 +2,12 @@ package dev.agentjail.jail;
 
 import java.io.IOException;
 import java.nio.file.FileSystems;
-import java.nio.file.FileVisitOption;
-import java.nio.file.FileVisitResult;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.TreeSet;
 
 /**
@@ -19,13 +15,23 @@ import java.util.TreeSet;
  * over each. A glob without "/" matches a file name at any depth, one with "/" the path relative to the project.
  */
 public final class MaskedFiles {
+    /**
+     * How deep {@link #find} looks by default. Dependency trees nest deeply (node_modules inside node_modules), and a
+     * deeper tree refuses the session rather than leaving what lies below unmasked.
+     */
+    public static final int DEFAULT_MAX_DEPTH = 64;
+    /** How many entries {@link #find} looks at by default (docs/review.md gives what a walk costs). */
+    public static final int DEFAULT_MAX_ENTRIES = 200_000;
+
     private MaskedFiles() {}
 
     /**
-     * Walks {@code project} (a real path) without following symlinks, skipping .git, down to {@code maxDepth}.
-     * A matching symlink is masked at its target when that target lies inside the project; a target outside is
-     * not visible in the jail anyway unless another bind exposes it. Fails when more than {@code maxEntries}
-     * entries would have to be looked at, rather than silently leaving secrets unmasked.
+     * Walks {@code project} (a real path) through {@link ProjectFiles}, never following a link, skipping every
+     * directory named .git (git keeps its objects compressed, so no secret lies there as a file), down to {@code
+     * maxDepth}. A matching link is masked at its target when that target is a regular file inside the project; a
+     * target outside is not visible in the jail anyway unless another bind exposes it. A tree deeper than {@code
+     * maxDepth}, or more than {@code maxEntries} entries, fails with a message naming the limit and where it was
+     * reached, rather than leaving a masked file readable below it.
      */
     public static List<Path> find(Path project, List<String> globs, int maxDepth, int maxEntries) throws IOException {
         if (globs.isEmpty()) {
@@ -36,55 +42,46 @@ public final class MaskedFiles {
         for (String glob : globs) {
             (glob.contains("/") ? byPath : byName).add(FileSystems.getDefault().getPathMatcher("glob:" + glob));
         }
+        ProjectFiles files = ProjectFiles.of(project);
         TreeSet<Path> found = new TreeSet<>();
-        int[] seen = {0};
-        Files.walkFileTree(project, EnumSet.noneOf(FileVisitOption.class), maxDepth, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                count();
-                return dir.getFileName() != null && dir.getFileName().toString().equals(".git")
-                        ? FileVisitResult.SKIP_SUBTREE
-                        : FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                count();
-                Path relative = project.relativize(file);
-                boolean matches = byName.stream().anyMatch(m -> m.matches(file.getFileName()))
+        try {
+            files.walk(Path.of(""), maxDepth, maxEntries, (relative, attributes) -> {
+                if (attributes.isDirectory()) {
+                    return relative.getFileName().toString().equals(".git")
+                            ? ProjectFiles.Visit.SKIP_SUBTREE
+                            : ProjectFiles.Visit.CONTINUE;
+                }
+                boolean matches = byName.stream().anyMatch(m -> m.matches(relative.getFileName()))
                         || byPath.stream().anyMatch(m -> m.matches(relative));
-                if (matches && attrs.isRegularFile()) {
-                    found.add(file);
-                } else if (matches && attrs.isSymbolicLink()) {
-                    Path target = realTarget(file);
-                    if (target != null && target.startsWith(project) && Files.isRegularFile(target)) {
-                        found.add(target);
-                    }
+                if (matches && attributes.isRegularFile()) {
+                    found.add(project.resolve(relative));
+                } else if (matches && attributes.isSymbolicLink()) {
+                    linkTarget(files, relative).ifPresent(t -> found.add(project.resolve(t)));
                 }
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                // Only a race (an entry deleted while we walk) or a directory we cannot read: neither hides a file.
-                return FileVisitResult.CONTINUE;
-            }
-
-            private void count() throws IOException {
-                if (++seen[0] > maxEntries) {
-                    throw new IOException(
-                            "more than " + maxEntries + " entries in " + project + " to search for masked files");
-                }
-            }
-        });
+                return ProjectFiles.Visit.CONTINUE;
+            });
+        } catch (WalkLimitException e) {
+            throw new IOException(
+                    "cannot check the project for masked files (filesystem.mask): " + e.getMessage()
+                            + "; the jail does not start rather than leave a masked file readable beyond the "
+                            + e.bound().limitName() + ". Move that tree out of the project, or remove it",
+                    e);
+        } catch (LinkInPathException e) {
+            throw new IOException(
+                    "cannot check the project for masked files (filesystem.mask): " + e.getMessage()
+                            + " (it changed while it was walked); try again once nothing else rearranges the project",
+                    e);
+        }
         return List.copyOf(found);
     }
 
-    private static Path realTarget(Path link) {
-        try {
-            return link.toRealPath();
-        } catch (IOException dangling) {
-            return null;
+    /** The regular file inside the project that a link leads to, if any. */
+    private static Optional<Path> linkTarget(ProjectFiles files, Path link) throws IOException {
+        Optional<Path> target = files.resolveLink(link);
+        if (target.isEmpty() || target.get().toString().isEmpty()) {
+            return Optional.empty();
         }
+        Optional<PosixFileAttributes> attributes = files.attributes(target.get());
+        return attributes.isPresent() && attributes.get().isRegularFile() ? target : Optional.empty();
     }
 }
