@@ -6,6 +6,7 @@ import dev.agentjail.jail.BindSources;
 import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
+import dev.agentjail.jail.GitConfigSurfaces;
 import dev.agentjail.jail.HomeEntry;
 import dev.agentjail.jail.HostDevices;
 import dev.agentjail.jail.HostLayout;
@@ -205,7 +206,10 @@ final class Session {
                     insideGid,
                     jailHome,
                     hostname);
-            protectedPaths = ProtectedPaths.resolve(project, protectedPatterns(policy));
+            List<String> patterns = protectedPatterns(policy);
+            // What the effective git configuration has git run or read from the working tree, on the host.
+            patterns.addAll(GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin")));
+            protectedPaths = ProtectedPaths.resolve(project, patterns);
             List<Path> masked = MaskedFiles.find(
                     project,
                     policy.filesystem().mask().stream()
@@ -584,7 +588,9 @@ final class Session {
         Path absolute = dir.toAbsolutePath().normalize();
         for (Path candidate : List.of(absolute, realPrefix(absolute))) {
             for (Path source : writable) {
-                if (!project && source.equals(this.project)) {
+                // The project's own binds (it, and the pins of protected paths' parents inside it) count as the
+                // project.
+                if (!project && source.startsWith(this.project)) {
                     continue;
                 }
                 if (source.startsWith(candidate) || candidate.startsWith(source)) {

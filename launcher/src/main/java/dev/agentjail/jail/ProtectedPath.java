@@ -16,7 +16,12 @@ public record ProtectedPath(Path relative, State state) {
         /** Missing file: an empty read-only file is bound there, so it cannot be created. */
         MISSING_FILE,
         /** Missing directory: an empty read-only tmpfs is mounted there, so nothing can be created below it. */
-        MISSING_DIR
+        MISSING_DIR,
+        /**
+         * A directory on the way to a protected path, bound read-write onto itself: a mount point cannot be renamed,
+         * removed or replaced, so {@code mv .git .git.orig; mkdir .git} cannot swap out what is protected below it.
+         */
+        PIN
     }
 
     public ProtectedPath {

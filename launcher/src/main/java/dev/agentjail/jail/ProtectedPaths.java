@@ -2,9 +2,12 @@ package dev.agentjail.jail;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -45,6 +48,26 @@ public final class ProtectedPaths {
             ".claude/agents/",
             ".agentjail.yaml");
 
+    /**
+     * What git reads from a repository's metadata directory besides {@code config} and {@code hooks/} that names code
+     * to run or another place to read config and hooks from (gitrepository-layout(5)): protected where they exist.
+     * They cannot be blocked where they do not: git refuses a repository with an empty {@code commondir}. One the
+     * agent creates is found by the session-end review (docs/review.md).
+     */
+    static final List<String> GIT_DIR_EXISTING = List.of("config.worktree", "commondir", "info/");
+
+    /** Per linked worktree ({@code worktrees/ID/}) and per submodule repository ({@code modules/NAME/}). */
+    static final List<String> GIT_SUBDIR_EXISTING =
+            List.of("config", "config.worktree", "commondir", "gitdir", "hooks/");
+
+    /** How deep submodule repositories nest below {@code .git/modules}, and how many a project may have. */
+    private static final int MAX_MODULE_DEPTH = 8;
+
+    private static final int MAX_MODULES = 1_000;
+
+    /** How many entries of a protected directory are checked for hard links before the session refuses to start. */
+    static final int MAX_LINK_CHECK = 20_000;
+
     private ProtectedPaths() {}
 
     /**
@@ -65,10 +88,139 @@ public final class ProtectedPaths {
                 resolveOne(project, relative, directory, found, true);
             }
         }
+        gitMetadata(project, found);
+        for (ProtectedPath p : List.copyOf(found.values())) {
+            if (p.state() == ProtectedPath.State.EXISTS) {
+                refuseHardLinks(project, p.relative());
+            }
+            pinParents(project, p.relative(), found);
+        }
         List<ProtectedPath> result = new ArrayList<>(found.values());
         // Parents before children: a later bind of a parent must not cover a child's read-only mount.
         result.sort(Comparator.comparingInt(p -> p.relative().getNameCount()));
         return List.copyOf(result);
+    }
+
+    /**
+     * The repository metadata the defaults do not name: {@link #GIT_DIR_EXISTING} in {@code .git}, and {@link
+     * #GIT_SUBDIR_EXISTING} in each linked worktree's and each submodule's directory, where they exist.
+     */
+    private static void gitMetadata(Path project, Map<Path, ProtectedPath> found) throws IOException {
+        Path git = Path.of(".git");
+        if (!Files.isDirectory(project.resolve(git), LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        for (String entry : GIT_DIR_EXISTING) {
+            resolveExisting(project, git.resolve(strip(entry)), found);
+        }
+        for (Path worktree : subdirectories(project, git.resolve("worktrees"))) {
+            for (String entry : GIT_SUBDIR_EXISTING) {
+                resolveExisting(project, worktree.resolve(strip(entry)), found);
+            }
+        }
+        List<Path> modules = new ArrayList<>(subdirectories(project, git.resolve("modules")));
+        for (int i = 0; i < modules.size(); i++) {
+            Path module = modules.get(i);
+            if (modules.size() > MAX_MODULES) {
+                throw new IOException("more than " + MAX_MODULES + " directories below " + project.resolve(git)
+                        + "/modules to protect; the jail does not start with submodule metadata it did not check");
+            }
+            if (Files.exists(project.resolve(module).resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)) {
+                for (String entry : GIT_SUBDIR_EXISTING) {
+                    resolveExisting(project, module.resolve(strip(entry)), found);
+                }
+                resolveExisting(project, module.resolve("info"), found);
+            }
+            // A submodule's name may hold "/" (modules/a/b), and submodules nest (modules/x/modules/y).
+            if (module.getNameCount() - 2 < MAX_MODULE_DEPTH * 2) {
+                modules.addAll(subdirectories(project, module));
+            }
+        }
+    }
+
+    private static String strip(String entry) {
+        return entry.endsWith("/") ? entry.substring(0, entry.length() - 1) : entry;
+    }
+
+    /** The directories directly inside {@code relative} (none if it is missing), without following links. */
+    private static List<Path> subdirectories(Path project, Path relative) throws IOException {
+        Path dir = project.resolve(relative);
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return List.of();
+        }
+        List<Path> dirs = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (Files.isDirectory(entry, LinkOption.NOFOLLOW_LINKS)
+                        && !name.equals("objects")
+                        && !name.equals("refs")
+                        && !name.equals("logs")) {
+                    dirs.add(relative.resolve(name));
+                }
+            }
+        }
+        dirs.sort(Comparator.naturalOrder());
+        return dirs;
+    }
+
+    /** Protects {@code relative} if it exists; a link on the way is refused as in {@link #resolveOne}. */
+    private static void resolveExisting(Path project, Path relative, Map<Path, ProtectedPath> found)
+            throws IOException {
+        if (Files.exists(project.resolve(relative), LinkOption.NOFOLLOW_LINKS)) {
+            resolveOne(project, relative, false, found, true);
+        }
+    }
+
+    /**
+     * Pins every directory between the project and {@code relative}: bound onto itself, it cannot be renamed away and
+     * replaced by one the agent made, which would take the protected path with it.
+     */
+    private static void pinParents(Path project, Path relative, Map<Path, ProtectedPath> found) {
+        for (int i = 1; i < relative.getNameCount(); i++) {
+            Path prefix = relative.subpath(0, i);
+            if (Files.isDirectory(project.resolve(prefix), LinkOption.NOFOLLOW_LINKS)) {
+                found.putIfAbsent(prefix, new ProtectedPath(prefix, ProtectedPath.State.PIN));
+            }
+        }
+    }
+
+    /**
+     * A read-only bind protects a path, not the file: another name for the same file (a hard link an earlier session
+     * made while the file was not protected) would change it from inside the jail. Refuses any such file.
+     */
+    private static void refuseHardLinks(Path project, Path relative) throws IOException {
+        Path path = project.resolve(relative);
+        if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+            refuseLinked(project, path);
+            return;
+        }
+        int[] seen = {0};
+        Files.walkFileTree(path, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes a) throws IOException {
+                if (++seen[0] > MAX_LINK_CHECK) {
+                    throw new IOException("more than " + MAX_LINK_CHECK + " entries in the protected directory " + path
+                            + " to check for hard links; the jail does not start with files it did not check");
+                }
+                if (a.isRegularFile()) {
+                    refuseLinked(project, file);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    private static void refuseLinked(Path project, Path file) throws IOException {
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        int links = (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+        if (links > 1) {
+            throw new IOException("the protected file " + file + " has " + links + " hard links: another name for it"
+                    + " would change it from inside the jail; find them with `find " + project + " -samefile " + file
+                    + "` and remove the others (or copy the file over itself: cp --remove-destination)");
+        }
     }
 
     /**
@@ -84,13 +236,15 @@ public final class ProtectedPaths {
         for (ProtectedPath p : deepestFirst) {
             Path path = project.resolve(p.relative());
             boolean removable = switch (p.state()) {
-                case EXISTS -> false;
+                case EXISTS, PIN -> false;
                 case MISSING_FILE -> Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) && Files.size(path) == 0;
                 case MISSING_DIR -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) && isEmpty(path);
             };
             if (removable) {
                 Files.delete(path);
-            } else if (p.state() != ProtectedPath.State.EXISTS && Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+            } else if (p.state() != ProtectedPath.State.EXISTS
+                    && p.state() != ProtectedPath.State.PIN
+                    && Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
                 kept.add(path);
             }
         }

@@ -41,6 +41,8 @@ class ProtectedPathsTest {
                         new ProtectedPath(Path.of(".mcp.json"), State.MISSING_FILE),
                         new ProtectedPath(Path.of(".vscode"), State.MISSING_DIR),
                         new ProtectedPath(Path.of(".idea"), State.MISSING_DIR),
+                        new ProtectedPath(Path.of(".git"), State.PIN),
+                        new ProtectedPath(Path.of(".claude"), State.PIN),
                         new ProtectedPath(Path.of(".git/hooks"), State.EXISTS),
                         new ProtectedPath(Path.of(".git/config"), State.MISSING_FILE),
                         new ProtectedPath(Path.of(".claude/settings.json"), State.MISSING_FILE),
@@ -72,6 +74,75 @@ class ProtectedPathsTest {
         Files.createDirectories(project.resolve("real-git/hooks"));
         Files.createSymbolicLink(project.resolve(".git"), Path.of("real-git"));
         assertThrows(IOException.class, () -> ProtectedPaths.resolve(project, List.of(".git/hooks/")));
+    }
+
+    @Test
+    void everyDirectoryOnTheWayToAProtectedPathIsPinnedSoItCannotBeSwappedOut() throws IOException {
+        Files.createDirectories(project.resolve("a/b/c"));
+        Files.writeString(project.resolve("a/b/c/hook.sh"), "echo hi\n");
+
+        List<ProtectedPath> resolved =
+                ProtectedPaths.resolve(project, List.of("a/b/c/hook.sh", "a/b/missing/x.json", "top.json"));
+
+        assertEquals(
+                List.of(
+                        new ProtectedPath(Path.of("top.json"), State.MISSING_FILE),
+                        new ProtectedPath(Path.of("a"), State.PIN),
+                        new ProtectedPath(Path.of("a/b"), State.PIN),
+                        new ProtectedPath(Path.of("a/b/missing"), State.MISSING_DIR),
+                        new ProtectedPath(Path.of("a/b/c"), State.PIN),
+                        new ProtectedPath(Path.of("a/b/c/hook.sh"), State.EXISTS)),
+                resolved);
+    }
+
+    @Test
+    void theRepositorysOtherConfigurationAndEachWorktreeAndSubmoduleRepositoryAreProtectedWhereTheyExist()
+            throws IOException {
+        Files.createDirectories(project.resolve(".git/hooks"));
+        Files.createDirectories(project.resolve(".git/info"));
+        Files.writeString(project.resolve(".git/config.worktree"), "");
+        Files.createDirectories(project.resolve(".git/worktrees/wt"));
+        Files.writeString(project.resolve(".git/worktrees/wt/commondir"), "../..\n");
+        Files.writeString(project.resolve(".git/worktrees/wt/gitdir"), "/elsewhere/.git\n");
+        Files.createDirectories(project.resolve(".git/modules/lib/a/hooks"));
+        Files.writeString(project.resolve(".git/modules/lib/a/HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(project.resolve(".git/modules/lib/a/config"), "[core]\n");
+        Files.createDirectories(project.resolve(".git/modules/lib/a/modules/inner"));
+        Files.writeString(project.resolve(".git/modules/lib/a/modules/inner/HEAD"), "ref: refs/heads/main\n");
+        Files.writeString(project.resolve(".git/modules/lib/a/modules/inner/config"), "[core]\n");
+
+        List<Path> protectedPaths = ProtectedPaths.resolve(project, List.of(".git/hooks/")).stream()
+                .filter(p -> p.state() == State.EXISTS)
+                .map(ProtectedPath::relative)
+                .toList();
+
+        for (String expected : List.of(
+                ".git/hooks",
+                ".git/info",
+                ".git/config.worktree",
+                ".git/worktrees/wt/commondir",
+                ".git/worktrees/wt/gitdir",
+                ".git/modules/lib/a/config",
+                ".git/modules/lib/a/hooks",
+                ".git/modules/lib/a/modules/inner/config")) {
+            assertTrue(protectedPaths.contains(Path.of(expected)), expected + " in " + protectedPaths);
+        }
+        assertFalse(protectedPaths.contains(Path.of(".git/commondir")), "a missing commondir cannot be blocked");
+    }
+
+    @Test
+    void aProtectedFileWithASecondHardLinkRefusesTheSession() throws IOException {
+        Files.createDirectories(project.resolve(".git/hooks"));
+        Files.writeString(project.resolve(".git/hooks/pre-commit"), "echo ok\n");
+        Files.createLink(project.resolve("innocent.txt"), project.resolve(".git/hooks/pre-commit"));
+
+        IOException e = assertThrows(IOException.class, () -> ProtectedPaths.resolve(project, List.of(".git/hooks/")));
+
+        assertTrue(e.getMessage().contains(".git/hooks/pre-commit has 2 hard links"), e.getMessage());
+        Files.delete(project.resolve("innocent.txt"));
+        Files.writeString(project.resolve(".mcp.json"), "{}");
+        Files.createLink(project.resolve("other.json"), project.resolve(".mcp.json"));
+        assertThrows(IOException.class, () -> ProtectedPaths.resolve(project, List.of(".git/hooks/", ".mcp.json")));
     }
 
     @Test
