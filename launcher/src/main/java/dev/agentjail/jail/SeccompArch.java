@@ -1,6 +1,8 @@
 package dev.agentjail.jail;
 
 import java.util.Map;
+import java.util.OptionalInt;
+import java.util.Set;
 
 /** The two architectures the seccomp filter knows, with the numbers of the syscalls it treats specially. */
 enum SeccompArch {
@@ -8,8 +10,16 @@ enum SeccompArch {
     X86_64(
             0xC000003E,
             Map.ofEntries(
+                    Map.entry("open", 2),
                     Map.entry("ioctl", 16),
+                    Map.entry("socket", 41),
+                    Map.entry("socketpair", 53),
                     Map.entry("clone", 56),
+                    Map.entry("mkdir", 83),
+                    Map.entry("creat", 85),
+                    Map.entry("chmod", 90),
+                    Map.entry("fchmod", 91),
+                    Map.entry("mknod", 133),
                     Map.entry("personality", 135),
                     Map.entry("pivot_root", 155),
                     Map.entry("chroot", 161),
@@ -21,6 +31,10 @@ enum SeccompArch {
                     Map.entry("add_key", 248),
                     Map.entry("request_key", 249),
                     Map.entry("keyctl", 250),
+                    Map.entry("openat", 257),
+                    Map.entry("mkdirat", 258),
+                    Map.entry("mknodat", 259),
+                    Map.entry("fchmodat", 268),
                     Map.entry("unshare", 272),
                     Map.entry("perf_event_open", 298),
                     Map.entry("open_by_handle_at", 304),
@@ -40,17 +54,25 @@ enum SeccompArch {
                     Map.entry("fsmount", 432),
                     Map.entry("fspick", 433),
                     Map.entry("clone3", 435),
+                    Map.entry("openat2", 437),
                     Map.entry("mount_setattr", 442),
-                    Map.entry("open_tree_attr", 467))),
-    /** aarch64; numbers from include/uapi/asm-generic/unistd.h. */
+                    Map.entry("fchmodat2", 452),
+                    Map.entry("open_tree_attr", 467)),
+            Set.of()),
+    /** aarch64; numbers from include/uapi/asm-generic/unistd.h, which has only the *at forms of the path calls. */
     AARCH64(
             0xC00000B7,
             Map.ofEntries(
                     Map.entry("ioctl", 29),
+                    Map.entry("mknodat", 33),
+                    Map.entry("mkdirat", 34),
                     Map.entry("umount2", 39),
                     Map.entry("mount", 40),
                     Map.entry("pivot_root", 41),
                     Map.entry("chroot", 51),
+                    Map.entry("fchmod", 52),
+                    Map.entry("fchmodat", 53),
+                    Map.entry("openat", 56),
                     Map.entry("personality", 92),
                     Map.entry("unshare", 97),
                     Map.entry("kexec_load", 104),
@@ -58,6 +80,8 @@ enum SeccompArch {
                     Map.entry("delete_module", 106),
                     Map.entry("add_key", 217),
                     Map.entry("request_key", 218),
+                    Map.entry("socket", 198),
+                    Map.entry("socketpair", 199),
                     Map.entry("keyctl", 219),
                     Map.entry("clone", 220),
                     Map.entry("perf_event_open", 241),
@@ -78,24 +102,35 @@ enum SeccompArch {
                     Map.entry("fsmount", 432),
                     Map.entry("fspick", 433),
                     Map.entry("clone3", 435),
+                    Map.entry("openat2", 437),
                     Map.entry("mount_setattr", 442),
-                    Map.entry("open_tree_attr", 467)));
+                    Map.entry("fchmodat2", 452),
+                    Map.entry("open_tree_attr", 467)),
+            Set.of("open", "creat", "mkdir", "chmod", "mknod"));
 
     /** AUDIT_ARCH_* as seen in seccomp_data.arch. */
     final int audit;
 
     private final Map<String, Integer> numbers;
 
-    SeccompArch(int audit, Map<String, Integer> numbers) {
+    /** Syscalls this architecture never had; any other name without a number is a mistake. */
+    private final Set<String> absent;
+
+    SeccompArch(int audit, Map<String, Integer> numbers, Set<String> absent) {
         this.audit = audit;
         this.numbers = numbers;
+        this.absent = absent;
     }
 
-    int number(String syscall) {
+    /** The number of {@code syscall}, or empty if this architecture does not have it. */
+    OptionalInt number(String syscall) {
         Integer nr = numbers.get(syscall);
-        if (nr == null) {
-            throw new IllegalArgumentException("no syscall number for " + syscall + " on " + this);
+        if (nr != null) {
+            return OptionalInt.of(nr);
         }
-        return nr;
+        if (absent.contains(syscall)) {
+            return OptionalInt.empty();
+        }
+        throw new IllegalArgumentException("no syscall number for " + syscall + " on " + this);
     }
 }

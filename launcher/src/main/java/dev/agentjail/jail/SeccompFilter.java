@@ -8,7 +8,8 @@ import java.util.Map;
 /**
  * Generates the jail's seccomp program: the raw {@code struct sock_filter[]} that bwrap's {@code --seccomp FD}
  * loads. A deny list on top of the namespaces: it closes the kernel interfaces an agent never needs and that
- * escapes go through (new namespaces, mounts, keyrings, BPF, io_uring, module loading, terminal injection).
+ * escapes go through (new namespaces, mounts, keyrings, BPF, io_uring, module loading, terminal injection), allows
+ * sockets of four families only, and refuses setuid and setgid modes.
  */
 public final class SeccompFilter {
     static final int RET_KILL_PROCESS = 0x80000000;
@@ -16,6 +17,8 @@ public final class SeccompFilter {
     static final int RET_ALLOW = 0x7FFF0000;
     static final int EPERM = 1;
     static final int ENOSYS = 38;
+    static final int EPROTONOSUPPORT = 93;
+    static final int EAFNOSUPPORT = 97;
 
     /** seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6] (little-endian on both arches). */
     static final int OFFSET_NR = 0;
@@ -48,6 +51,35 @@ public final class SeccompFilter {
     static final int SECCOMP_SET_MODE_FILTER = 1;
     static final int SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3;
 
+    /** The socket families a jail may create; the rest (AF_VSOCK, AF_PACKET, AF_ALG, any number) get EAFNOSUPPORT. */
+    static final int AF_UNIX = 1;
+
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+    static final int AF_NETLINK = 16;
+
+    /** The netlink protocols a jail may open: interface and route queries (getaddrinfo's AI_ADDRCONFIG), and ss. */
+    static final int NETLINK_ROUTE = 0;
+
+    static final int NETLINK_SOCK_DIAG = 4;
+
+    /**
+     * socket(AF_INET, SOCK_PACKET) is the obsolete spelling of an AF_PACKET socket (net/socket.c). The type is the
+     * low four bits of the argument; SOCK_NONBLOCK and SOCK_CLOEXEC sit above them.
+     */
+    static final int SOCK_PACKET = 10;
+
+    static final int SOCK_TYPE_MASK = 0xF;
+
+    /**
+     * S_ISUID | S_ISGID. A jail started by root is kernel uid 0 on the host's files: a setuid-root binary it left in
+     * the project would be a root shell for whoever runs it outside.
+     */
+    static final int SETID_BITS = 04000 | 02000;
+
+    /** Open flags with which the kernel reads the mode: O_CREAT, and __O_TMPFILE (the same on x86_64 and aarch64). */
+    static final int OPEN_CREATES = 0100 | 020000000;
+
     /** x32 syscalls are the x86_64 numbers with this bit set; nr -1 (a tracer's "skip") stays harmless. */
     static final int X32_SYSCALL_BIT = 0x40000000;
 
@@ -64,7 +96,17 @@ public final class SeccompFilter {
         /** EPERM for unsafe persona flags. */
         PERSONALITY_FLAGS,
         /** EPERM for a filter that asks for a user-notification listener. */
-        SECCOMP_LISTENER
+        SECCOMP_LISTENER,
+        /** EAFNOSUPPORT outside the allowed families, EPROTONOSUPPORT for other netlink protocols. */
+        SOCKET_FAMILY,
+        /** EPERM for a setuid or setgid mode in the second argument: chmod(path, mode), fchmod, creat, mkdir, mknod. */
+        MODE_SECOND_ARG,
+        /** The same in the third argument: fchmodat(dirfd, path, mode), fchmodat2, mkdirat, mknodat. */
+        MODE_THIRD_ARG,
+        /** open(path, flags, mode): the mode counts only when the flags create a file. */
+        OPEN_MODE,
+        /** openat(dirfd, path, flags, mode). */
+        OPENAT_MODE
     }
 
     /** The syscalls the filter looks at, in the order of the check chain. */
@@ -74,6 +116,9 @@ public final class SeccompFilter {
     private static final String ALLOW = "allow";
     private static final String EPERM_LABEL = "eperm";
     private static final String ENOSYS_LABEL = "enosys";
+    private static final String EAFNOSUPPORT_LABEL = "eafnosupport";
+    private static final String EPROTONOSUPPORT_LABEL = "eprotonosupport";
+    private static final String NETLINK_LABEL = "netlink";
 
     private SeccompFilter() {}
 
@@ -89,7 +134,7 @@ public final class SeccompFilter {
             if (arch == SeccompArch.X86_64) {
                 bpf.jumpIfAtLeast(X32_SYSCALL_BIT, "x32", null);
             }
-            RULES.forEach((name, rule) -> bpf.jumpIfEqual(arch.number(name), target(rule), null));
+            RULES.forEach((name, rule) -> arch.number(name).ifPresent(nr -> bpf.jumpIfEqual(nr, target(rule), null)));
             bpf.ret(RET_ALLOW);
         }
         bpf.label("x32").jumpIfEqual(-1, ALLOW, KILL);
@@ -97,6 +142,8 @@ public final class SeccompFilter {
         bpf.label(KILL).ret(RET_KILL_PROCESS);
         bpf.label(EPERM_LABEL).ret(RET_ERRNO | EPERM);
         bpf.label(ENOSYS_LABEL).ret(RET_ERRNO | ENOSYS);
+        bpf.label(EAFNOSUPPORT_LABEL).ret(RET_ERRNO | EAFNOSUPPORT);
+        bpf.label(EPROTONOSUPPORT_LABEL).ret(RET_ERRNO | EPROTONOSUPPORT);
         bpf.label(ALLOW).ret(RET_ALLOW);
         return bpf.assemble();
     }
@@ -121,6 +168,42 @@ public final class SeccompFilter {
         bpf.jumpIfEqual(SECCOMP_SET_MODE_FILTER, null, ALLOW);
         bpf.load(argLow(1));
         bpf.jumpIfAnySet(SECCOMP_FILTER_FLAG_NEW_LISTENER, EPERM_LABEL, ALLOW);
+        socketChecks(bpf);
+        // The kernel reads these modes as umode_t and the flags as int: the low 32 bits are all there is.
+        bpf.label(Rule.MODE_SECOND_ARG.name());
+        setidMode(bpf, 1);
+        bpf.label(Rule.MODE_THIRD_ARG.name());
+        setidMode(bpf, 2);
+        bpf.label(Rule.OPEN_MODE.name()).load(argLow(1));
+        bpf.jumpIfAnySet(OPEN_CREATES, null, ALLOW);
+        setidMode(bpf, 2);
+        bpf.label(Rule.OPENAT_MODE.name()).load(argLow(2));
+        bpf.jumpIfAnySet(OPEN_CREATES, null, ALLOW);
+        setidMode(bpf, 3);
+    }
+
+    /** socket(domain, type, protocol) and socketpair(domain, type, protocol, sv): an allow list of families. */
+    private static void socketChecks(BpfAssembler bpf) {
+        bpf.label(Rule.SOCKET_FAMILY.name()).load(argLow(0));
+        bpf.jumpIfEqual(AF_UNIX, ALLOW, null);
+        bpf.jumpIfEqual(AF_INET6, ALLOW, null);
+        bpf.jumpIfEqual(AF_NETLINK, NETLINK_LABEL, null);
+        bpf.jumpIfEqual(AF_INET, null, EAFNOSUPPORT_LABEL);
+        bpf.load(argLow(1));
+        // type & 0xF == SOCK_PACKET (0b1010) without an ALU: none of its clear bits set, both of its set bits set.
+        bpf.jumpIfAnySet(SOCK_TYPE_MASK & ~SOCK_PACKET, ALLOW, null);
+        bpf.jumpIfAnySet(SOCK_PACKET & 0b0010, null, ALLOW);
+        bpf.jumpIfAnySet(SOCK_PACKET & 0b1000, EAFNOSUPPORT_LABEL, ALLOW);
+        // The kernel's own answer for a netlink protocol it does not have.
+        bpf.label(NETLINK_LABEL).load(argLow(2));
+        bpf.jumpIfEqual(NETLINK_ROUTE, ALLOW, null);
+        bpf.jumpIfEqual(NETLINK_SOCK_DIAG, ALLOW, EPROTONOSUPPORT_LABEL);
+    }
+
+    /** EPERM if the mode in argument {@code index} has S_ISUID or S_ISGID, else allow. */
+    private static void setidMode(BpfAssembler bpf, int index) {
+        bpf.load(argLow(index));
+        bpf.jumpIfAnySet(SETID_BITS, EPERM_LABEL, ALLOW);
     }
 
     private static String target(Rule rule) {
@@ -175,6 +258,18 @@ public final class SeccompFilter {
         rules.put("ioctl", Rule.IOCTL_COMMAND);
         rules.put("personality", Rule.PERSONALITY_FLAGS);
         rules.put("seccomp", Rule.SECCOMP_LISTENER);
+        rules.put("socket", Rule.SOCKET_FAMILY);
+        rules.put("socketpair", Rule.SOCKET_FAMILY);
+        for (String name : List.of("chmod", "fchmod", "creat", "mkdir", "mknod")) {
+            rules.put(name, Rule.MODE_SECOND_ARG);
+        }
+        for (String name : List.of("fchmodat", "fchmodat2", "mkdirat", "mknodat")) {
+            rules.put(name, Rule.MODE_THIRD_ARG);
+        }
+        rules.put("open", Rule.OPEN_MODE);
+        rules.put("openat", Rule.OPENAT_MODE);
+        // openat2 passes its mode in memory, like clone3; libraries fall back to openat, which is checked.
+        rules.put("openat2", Rule.NOT_IMPLEMENTED);
         return Collections.unmodifiableMap(rules);
     }
 }
