@@ -8,6 +8,7 @@ import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
 import dev.agentjail.jail.GitConfigSurfaces;
 import dev.agentjail.jail.HomeEntry;
+import dev.agentjail.jail.HomePlaceholders;
 import dev.agentjail.jail.HostDevices;
 import dev.agentjail.jail.HostLayout;
 import dev.agentjail.jail.HostUser;
@@ -16,6 +17,7 @@ import dev.agentjail.jail.InitBinary;
 import dev.agentjail.jail.JailSpec;
 import dev.agentjail.jail.Limits;
 import dev.agentjail.jail.MaskedFiles;
+import dev.agentjail.jail.Placeholders;
 import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
@@ -131,6 +133,17 @@ final class Session {
             refuseCredentialProject(jailHome);
         }
         refuseVisibleAuditLog(policy, jailHome);
+        for (Path base : SessionDirs.bases(hostEnv)) {
+            refuseProjectOverlap(base, "agentjail's session directories", "they hold other sessions' hand-off sockets");
+        }
+        refuseProjectOverlap(
+                Paths.stateHome(hostEnv), "agentjail's state", "it holds the audit log and the trust record");
+        refuseProjectOverlap(caDir, "agentjail's CA directory", "it holds the CA's private key");
+        refuseProjectOverlap(
+                PolicyDiscovery.configDirectory(hostEnv, home),
+                "agentjail's user configuration",
+                "it holds the policy of every later session");
+        refuseProjectOverlap(InitBinary.defaultCacheDir(hostEnv, home), "agentjail's cache", "it runs on the host");
         try (InspectionSetup inspection =
                 InspectionSetup.open(policy, hostEnv, caDir, Clock.systemUTC(), new SecureRandom())) {
             return run(policy, bwrap, home, jailHome, hostUser, inspection);
@@ -184,6 +197,7 @@ final class Session {
                 port);
         PidsCgroup cgroup = null;
         List<ProtectedPath> protectedPaths = List.of();
+        List<ProtectedPath> homePlaceholders = List.of();
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
@@ -220,7 +234,17 @@ final class Session {
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
-            BindSources.Resolved binds = resolveBinds(policy, jailHome, layout);
+            BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
+            homePlaceholders = homePlaceholders(policy, jailHome, resolved.homeEntries());
+            List<HomeEntry> homeEntries = new ArrayList<>(resolved.homeEntries());
+            for (ProtectedPath placeholder : homePlaceholders) {
+                homeEntries.add(new HomeEntry(
+                        placeholder.relative(),
+                        Access.READ_ONLY,
+                        Optional.of(HomePlaceholders.write(sessionDir, placeholder.relative()))));
+            }
+            homeEntries.sort(Comparator.comparingInt(e -> e.relative().getNameCount()));
+            BindSources.Resolved binds = new BindSources.Resolved(homeEntries, resolved.extraBinds());
             Map<String, String> env = new LinkedHashMap<>(
                     JailEnvironment.build(hostEnv, policy.env(), port, jailHome, id, inspection.placeholders()));
             // Where each host-side MCP server is reached (through the proxy): a URL, never a credential.
@@ -346,11 +370,8 @@ final class Session {
             if (cgroup != null) {
                 cgroup.remove();
             }
-            try {
-                ProtectedPaths.removePlaceholders(project, protectedPaths);
-            } catch (IOException e) {
-                err.println("agentjail: cannot remove placeholders: " + e.getMessage());
-            }
+            removePlaceholders(project, protectedPaths);
+            removePlaceholders(jailHome, homePlaceholders);
             SessionDirs.delete(sessionDir);
             SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
             err.flush();
@@ -400,6 +421,51 @@ final class Session {
         } catch (AuditUnavailableException e) {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot write the audit log: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Removes the placeholders bwrap made on the host below {@code root} (never following a link the agent may have
+     * swapped in); one the host user filled meanwhile stays, and is named.
+     */
+    private void removePlaceholders(Path root, List<ProtectedPath> placeholders) {
+        if (placeholders.isEmpty()) {
+            return;
+        }
+        try {
+            for (Path kept : Placeholders.remove(root, placeholders)) {
+                err.println("agentjail: kept " + kept + ": it was made for the session and is no longer empty");
+            }
+        } catch (IOException e) {
+            err.println("agentjail: cannot remove placeholders: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The policy's read-only home files that do not exist yet but lie in a directory it binds writable (a preset's
+     * {@code ~/.claude/settings.json} inside {@code ~/.claude}): the agent could create them, and the agent outside the
+     * jail runs the hooks and commands they name. Each gets a read-only placeholder, made on the host by bwrap and
+     * removed afterwards while it is still empty.
+     */
+    static List<ProtectedPath> homePlaceholders(Policy policy, Path home, List<HomeEntry> bound) {
+        List<ProtectedPath> placeholders = new ArrayList<>();
+        for (HostPath p : policy.filesystem().read()) {
+            if (p.anchor() != HostPath.Anchor.HOME) {
+                continue;
+            }
+            Path relative = p.path();
+            Path parent = home.resolve(relative).getParent();
+            boolean inWritable = bound.stream()
+                    .anyMatch(e -> e.access() == Access.READ_WRITE
+                            && relative.startsWith(e.relative())
+                            && !relative.equals(e.relative()));
+            if (inWritable
+                    && parent != null
+                    && Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)
+                    && !Files.exists(home.resolve(relative), LinkOption.NOFOLLOW_LINKS)) {
+                placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
+            }
+        }
+        return List.copyOf(placeholders);
     }
 
     private List<String> protectedPatterns(Policy policy) {
@@ -551,6 +617,24 @@ final class Session {
         String name = bound.getFileName().toString();
         String logName = log.getFileName().toString();
         return name.startsWith(logName) || name.startsWith("." + logName);
+    }
+
+    /**
+     * The project is bound read-write: it must not be, hold or lie inside a directory of agentjail's own ({@code dir},
+     * compared as given and by its real path), or the agent could change what agentjail runs or trusts next.
+     */
+    private void refuseProjectOverlap(Path dir, String what, String why) {
+        Path absolute = dir.toAbsolutePath().normalize();
+        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
+            boolean inside = project.startsWith(candidate);
+            if (inside || candidate.startsWith(project)) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the project directory " + project + (inside ? " lies inside " : " holds ") + what + " ("
+                                + dir + "; " + why + "); start agentjail in (or pass --project) a directory of its"
+                                + " own");
+            }
+        }
     }
 
     /** The HMAC key signs the log: no bind may show it to the agent. */

