@@ -19,7 +19,8 @@ public final class Main implements Runnable {
      * cold JVM tens of milliseconds per command: a command line that names one gets only that one (its help, errors
      * and behaviour are the same), anything else (no command, help, an unknown name) gets them all.
      */
-    private static final List<String> SUBCOMMANDS = List.of("run", "proxy", "policy", "init", "ca", "log", "report");
+    private static final List<String> SUBCOMMANDS =
+            List.of("run", "proxy", "policy", "init", "ca", "log", "report", "review");
 
     // A switch, not a map of constructor references: the JDK 25 AOT cache (bin/agentjail) fails to assemble with
     // lambdas held in static state.
@@ -32,6 +33,7 @@ public final class Main implements Runnable {
             case "ca" -> new CaCommand();
             case "log" -> new LogCommand();
             case "report" -> new ReportCommand();
+            case "review" -> new ReviewCommand();
             default -> throw new IllegalArgumentException(name);
         };
     }

@@ -17,7 +17,7 @@ class MainTest {
 
     @Test
     void aNamedSubcommandIsTheOnlyOneBuiltAndEverythingElseGetsThemAll() {
-        List<String> all = List.of("run", "proxy", "policy", "init", "ca", "log", "report", "help");
+        List<String> all = List.of("run", "proxy", "policy", "init", "ca", "log", "report", "review", "help");
         assertEquals(
                 List.of("run"),
                 List.copyOf(

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.agentjail.jail.ProjectFiles.Removal;
 import dev.agentjail.jail.ProjectFiles.Type;
@@ -294,7 +293,9 @@ class ProjectFilesTest {
     @Test
     void movesToAnotherFileSystemByCopyingWithoutFollowing() throws IOException {
         Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)));
+        JailPrerequisites.require(
+                Files.isDirectory(shm) && !Files.getFileStore(shm).equals(Files.getFileStore(dir)),
+                "/dev/shm on a file system other than the test's temporary directory");
         Path other = Files.createTempDirectory(shm, "projectfiles");
         try {
             Files.createSymbolicLink(root.resolve("a/b/c/out"), outside.resolve("a/b/c"));
