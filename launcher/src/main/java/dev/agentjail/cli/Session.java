@@ -22,6 +22,7 @@ import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.SessionFiles;
+import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
 import dev.agentjail.policy.CredentialPaths;
@@ -52,6 +53,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -65,8 +67,6 @@ import java.util.concurrent.TimeUnit;
 final class Session {
     private static final int SECCOMP_FD = 3;
     private static final int STATUS_FD = 4;
-    private static final int MASK_MAX_DEPTH = 12;
-    private static final int MASK_MAX_ENTRIES = 200_000;
     /** How long after the jail starts interception warms up: short commands are over by then. */
     private static final Duration WARM_UP_DELAY = Duration.ofMillis(500);
 
@@ -198,6 +198,8 @@ final class Session {
         PidsCgroup cgroup = null;
         List<ProtectedPath> protectedPaths = List.of();
         List<ProtectedPath> homePlaceholders = List.of();
+        SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
+        SurfaceReview.Snapshot surfaces = null;
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
@@ -229,8 +231,8 @@ final class Session {
                     policy.filesystem().mask().stream()
                             .map(ProjectGlob::pattern)
                             .toList(),
-                    MASK_MAX_DEPTH,
-                    MASK_MAX_ENTRIES);
+                    MaskedFiles.DEFAULT_MAX_DEPTH,
+                    MaskedFiles.DEFAULT_MAX_ENTRIES);
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
@@ -304,9 +306,20 @@ final class Session {
                         "agentjail's installation",
                         "it is what runs on the host next time");
             }
+            refuseWritable(
+                    writable,
+                    true,
+                    ReviewCommand.quarantineDir(hostEnv),
+                    "agentjail's quarantine",
+                    "review --restore moves its items to the paths its manifest names");
             if (hmacKey.isPresent()) {
                 refuseExposedKey(spec, hmacKey.get());
             }
+            // What the host runs after the session, as it is before the agent starts (see docs/review.md).
+            surfaces = review.snapshot(project, jailHome, writable);
+            surfaces.incomplete()
+                    .forEach(m ->
+                            err.println("agentjail: warning: the review after this session will be incomplete: " + m));
             StartupTrace.mark("jail spec built");
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
             if (uid == 0) {
@@ -345,6 +358,11 @@ final class Session {
             throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + e.getMessage(), e);
         } finally {
             long seconds = (System.nanoTime() - started) / 1_000_000;
+            // The jail has exited: its placeholders go, then what it left for the host to run is reviewed (after the
+            // placeholders: an empty one left behind would read as new), before the end record names the findings.
+            removePlaceholders(project, protectedPaths);
+            removePlaceholders(jailHome, homePlaceholders);
+            List<String> findings = surfaces == null ? List.of() : reviewSurfaces(review, surfaces);
             try {
                 if (startRecorded) {
                     record(AuditRecord.builder()
@@ -353,7 +371,7 @@ final class Session {
                             .session(id)
                             .durationMs(seconds)
                             .sessionDetails(SessionDetails.end(
-                                    exitCode == null ? -1 : exitCode, audit.requests(), audit.denials()))
+                                    exitCode == null ? -1 : exitCode, audit.requests(), audit.denials(), findings))
                             .build());
                 }
             } catch (RuntimeException e) {
@@ -370,8 +388,7 @@ final class Session {
             if (cgroup != null) {
                 cgroup.remove();
             }
-            removePlaceholders(project, protectedPaths);
-            removePlaceholders(jailHome, homePlaceholders);
+
             SessionDirs.delete(sessionDir);
             SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
             err.flush();
@@ -420,6 +437,35 @@ final class Session {
             audit.append(record);
         } catch (AuditUnavailableException e) {
             throw new CliException(ExitCodes.ENVIRONMENT, "cannot write the audit log: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Moves what the agent wrote that the host would run (a new nested repository, .envrc, hook or agent settings) into
+     * the quarantine, and names each on stderr.
+     */
+    private List<String> reviewSurfaces(SurfaceReview review, SurfaceReview.Snapshot surfaces) {
+        try {
+            List<SurfaceReview.Finding> findings =
+                    review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id);
+            findings.forEach(f -> err.println("agentjail: " + f.describe()));
+            if (findings.stream().anyMatch(f -> f.quarantinedTo().isPresent())) {
+                err.println("agentjail: `agentjail review` lists what was quarantined; --restore puts an item back");
+            }
+            // The record keeps what a reviewer needs to find each: kind, path and where it went, not the reasons.
+            return findings.stream()
+                    .map(f -> f.change() == SurfaceReview.Change.INCOMPLETE
+                            ? "incomplete: " + f.detail()
+                            : f.change().name().toLowerCase(Locale.ROOT) + " "
+                                    + f.kind().code() + " "
+                                    + f.root().dir().resolve(f.path())
+                                    + f.quarantinedTo()
+                                            .map(q -> " quarantined " + q)
+                                            .orElse(" kept"))
+                    .toList();
+        } catch (RuntimeException e) {
+            err.println("agentjail: cannot review the session's surfaces: " + e.getMessage());
+            return List.of("review failed: " + e.getMessage());
         }
     }
 

@@ -282,6 +282,17 @@ final class AgentjailRun {
         return new Outcome(r, auditLog, elapsed, collectLeftoverCgroup(auditLog));
     }
 
+    /** Runs another agentjail command ({@code review --restore ...}) as the user of the runs, in the project. */
+    Command.Result cli(String... args) {
+        List<String> argv = new ArrayList<>(userPrefix);
+        if (!userPrefix.isEmpty()) {
+            env.forEach((k, v) -> argv.add(k + "=" + v));
+        }
+        argv.addAll(List.of(java().toString(), "-jar", jar.toString()));
+        argv.addAll(List.of(args));
+        return Command.run(PROCESS_LIMIT, argv, launcherEnv(), project);
+    }
+
     /**
      * Runs {@code agentjail policy trust} for the project, as the user of the runs, so a project policy that asks for
      * host resources (address pins, forwarded variables, ...) may be used; fails the test if the launcher refuses.

@@ -3,10 +3,12 @@ package dev.agentjail.it.jail;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -38,9 +40,12 @@ class PlantedLinkTest {
         AgentjailRun.Outcome plant = run.bash("""
                 ln -s .. ~/.claude/settings.json; echo "planted=$?"
                 """);
+        // The missing settings file is a read-only placeholder now: the agent cannot plant the link at all.
         assertEquals(0, plant.exitCode(), plant::describe);
-        assertEquals("0", plant.probe("planted"), plant::describe);
-        assertEquals(Path.of(".."), Files.readSymbolicLink(run.home().resolve(".claude/settings.json")));
+        assertNotEquals("0", plant.probe("planted"), plant::describe);
+        assertFalse(Files.exists(run.home().resolve(".claude/settings.json"), LinkOption.NOFOLLOW_LINKS));
+        // One planted before that (by an older agentjail, or by hand) must still stop the next session.
+        Files.createSymbolicLink(run.home().resolve(".claude/settings.json"), Path.of(".."));
 
         AgentjailRun.Outcome next = run.bash("""
                 echo "key=$(cat ~/.ssh/id_ed25519 ~/.claude/settings.json/.ssh/id_ed25519 2>/dev/null)"

@@ -110,6 +110,7 @@ public final class AuditJson {
             number(out, "requests", d.requests());
             number(out, "denials", d.denials());
         }
+        strings(out, "surfaces", d.surfaces());
     }
 
     private static void strings(StringBuilder out, String name, java.util.List<String> values) {
