@@ -17,6 +17,7 @@ import dev.agentjail.jail.InitBinary;
 import dev.agentjail.jail.JailSpec;
 import dev.agentjail.jail.Limits;
 import dev.agentjail.jail.MaskedFiles;
+import dev.agentjail.jail.ModeGuard;
 import dev.agentjail.jail.Placeholders;
 import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
@@ -122,8 +123,7 @@ final class Session {
             hostUser = HostUser.forProject(
                     Uids.current(), project, Path.of("/etc/passwd"), note -> err.println("agentjail: " + note));
         } catch (IOException e) {
-            throw new CliException(
-                    ExitCodes.USAGE, "cannot read the project directory " + project + ": " + e.getMessage());
+            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
         }
         // Started by root for a user's project, the jail runs as that user, in that user's home.
         Path jailHome = hostUser.map(HostUser::home).orElse(home);
@@ -200,6 +200,7 @@ final class Session {
         List<ProtectedPath> homePlaceholders = List.of();
         SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
         SurfaceReview.Snapshot surfaces = null;
+        ModeGuard modes = null;
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
@@ -222,17 +223,29 @@ final class Session {
                     insideGid,
                     jailHome,
                     hostname);
-            List<String> patterns = protectedPatterns(policy);
-            // What the effective git configuration has git run or read from the working tree, on the host.
-            patterns.addAll(GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin")));
-            protectedPaths = ProtectedPaths.resolve(project, patterns);
-            List<Path> masked = MaskedFiles.find(
+            // One walk of the project: the masked files, and the repositories nested in it.
+            MaskedFiles.Scan scan = MaskedFiles.scan(
                     project,
                     policy.filesystem().mask().stream()
                             .map(ProjectGlob::pattern)
                             .toList(),
                     MaskedFiles.DEFAULT_MAX_DEPTH,
                     MaskedFiles.DEFAULT_MAX_ENTRIES);
+            List<Path> masked = scan.masked();
+            List<String> patterns = protectedPatterns(policy);
+            // What the effective git configuration has git run or read from the working tree, on the host.
+            List<String> fromGitConfig =
+                    GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+            patterns.addAll(fromGitConfig);
+            List<Path> hookDirs = fromGitConfig.stream()
+                    .filter(pattern -> pattern.endsWith("/"))
+                    .map(pattern -> Path.of(pattern.substring(0, pattern.length() - 1)))
+                    .toList();
+            protectedPaths = ProtectedPaths.resolve(project, patterns, scan.nestedGit(), hookDirs);
+            if (hostUser.isEmpty() && Uids.current() == 0) {
+                // Kernel uid 0 in the jail owns the project's files: what it opens up to other users is taken back.
+                modes = ModeGuard.record(project, protectedPaths);
+            }
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
@@ -362,6 +375,11 @@ final class Session {
             // placeholders: an empty one left behind would read as new), before the end record names the findings.
             removePlaceholders(project, protectedPaths);
             removePlaceholders(jailHome, homePlaceholders);
+            if (modes != null) {
+                for (Path opened : modes.restore()) {
+                    err.println("agentjail: took back the group and other write permission the agent gave " + opened);
+                }
+            }
             List<String> findings = surfaces == null ? List.of() : reviewSurfaces(review, surfaces);
             try {
                 if (startRecorded) {
@@ -504,14 +522,32 @@ final class Session {
                     .anyMatch(e -> e.access() == Access.READ_WRITE
                             && relative.startsWith(e.relative())
                             && !relative.equals(e.relative()));
+            Path file = home.resolve(relative);
             if (inWritable
                     && parent != null
                     && Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)
-                    && !Files.exists(home.resolve(relative), LinkOption.NOFOLLOW_LINKS)) {
+                    && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
                 placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
+            } else if (inWritable && hardLinks(file) > 1) {
+                // Another name for it in the writable directory would change it from inside, read-only bind or not.
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the read-only home file " + file + " has " + hardLinks(file) + " hard links: another name for"
+                                + " it would change it from inside the jail; find them with `find " + home
+                                + " -samefile " + file + "` and remove the others");
             }
         }
         return List.copyOf(placeholders);
+    }
+
+    private static int hardLinks(Path file) {
+        try {
+            return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                    ? (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS)
+                    : 1;
+        } catch (IOException e) {
+            return 1;
+        }
     }
 
     private List<String> protectedPatterns(Policy policy) {

@@ -28,30 +28,25 @@ public final class GitConfigSurfaces {
     private static final List<Pattern> PATH_KEYS =
             patterns("core\\.hookspath", "include\\.path", "includeif\\..*\\.path", "core\\.attributesfile");
 
-    /** Keys whose value is a command git runs: a token of it that names a file in the project is protected. */
+    /**
+     * Keys whose value is a command git (or a tool it starts) runs, by section and by the shape of the variable's
+     * name, so that a setting this list does not name one by one (trailer.*.command, difftool.*.path, hook.*.command,
+     * gpg.ssh.defaultKeyCommand, ...) is covered too: a word of it that names a file in the project is protected.
+     */
     private static final List<Pattern> COMMAND_KEYS = patterns(
-            "core\\.fsmonitor",
-            "core\\.sshcommand",
-            "core\\.pager",
-            "core\\.editor",
-            "core\\.askpass",
-            "core\\.gitproxy",
+            "core\\.(fsmonitor|sshcommand|pager|editor|askpass|gitproxy|hookspath)",
             "sequence\\.editor",
-            "gpg\\.program",
-            "gpg\\..*\\.program",
-            "credential\\.helper",
-            "credential\\..*\\.helper",
-            "filter\\..*\\.(clean|smudge|process)",
-            "diff\\.external",
-            "diff\\..*\\.(command|textconv)",
-            "merge\\..*\\.driver",
             "alias\\..*",
             "pager\\..*",
+            "diff\\.external",
             "interactive\\.difffilter",
             "uploadpack\\.packobjectshook",
-            "difftool\\..*\\.cmd",
-            "mergetool\\..*\\.cmd",
-            "remote\\..*\\.(uploadpack|receivepack)");
+            "(.*\\.)?(cmd|command|program|helper|driver|textconv|clean|smudge|process|path|tool|editor|pager"
+                    + "|hook|keycommand|receivepack|uploadpack|sendmailcmd|smtpserver|askpass)");
+
+    /** Keys whose value names no command or file git runs: left alone even where the shape rule would match. */
+    private static final List<Pattern> DATA_KEYS =
+            patterns("remote\\..*", "branch\\..*", "submodule\\..*\\.(url|branch)", "user\\..*");
 
     private static final Pattern TOKEN_SPLIT = Pattern.compile("[\\s;|&()<>`'\"=]+");
 
@@ -133,10 +128,10 @@ public final class GitConfigSurfaces {
                             .filter(p -> p.startsWith(project) && !p.equals(project))
                             .ifPresent(p -> patterns.add(project.relativize(p) + "/"));
                 }
-            } else if (matches(COMMAND_KEYS, key)) {
+            } else if (matches(COMMAND_KEYS, key) && !matches(DATA_KEYS, key)) {
                 for (String token : TOKEN_SPLIT.split(value.startsWith("!") ? value.substring(1) : value)) {
-                    boolean pathLike = token.contains("/") || key.equals("core.fsmonitor");
-                    if (!pathLike || token.isEmpty() || isBoolean(token)) {
+                    // A bare word counts too (python3 conv.py): it is protected only if such a file exists.
+                    if (token.isEmpty() || isBoolean(token)) {
                         continue;
                     }
                     resolve(project, home, project, token)

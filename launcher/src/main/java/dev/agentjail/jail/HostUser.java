@@ -28,9 +28,11 @@ public record HostUser(int uid, int gid, String name, Path home) {
 
     /**
      * For a launcher running as {@code launcherUid}: empty unless it is root and {@code project} belongs to another
-     * user whose passwd entry is in {@code passwd} and who can reach the project (every parent searchable by them).
-     * A root-owned project keeps the root launch, hardened instead (see docs/jail.md, "Running as root"); {@code
-     * notes} hears why a project owner was not used.
+     * user. A root-owned project keeps the root launch, hardened instead (see docs/jail.md, "Running as root"). An owner
+     * without a passwd entry runs the jail with the project's group and a home of its own that does not exist on the
+     * host ({@code notes} hears so); an owner who cannot reach the project (a parent not searchable by them) is
+     * refused with an IOException that says which directory and what to do, since neither they nor root's
+     * unprivileged mapping could work in it.
      */
     public static Optional<HostUser> forProject(int launcherUid, Path project, Path passwd, Consumer<String> notes)
             throws IOException {
@@ -43,16 +45,16 @@ public record HostUser(int uid, int gid, String name, Path home) {
         }
         Optional<HostUser> user = lookup(owner, passwd);
         if (user.isEmpty()) {
+            int group = (Integer) Files.getAttribute(project, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+            user = Optional.of(new HostUser(owner, group, "agent", Path.of("/home/agentjail-uid-" + owner)));
             notes.accept("the project " + project + " belongs to uid " + owner + ", which has no entry in " + passwd
-                    + "; the jail runs as root's unprivileged mapping instead");
-            return Optional.empty();
+                    + "; the jail runs as that uid with an empty home of its own");
         }
         Optional<Path> blocked = unreachable(project, user.get());
         if (blocked.isPresent()) {
-            notes.accept("the project " + project + " belongs to " + user.get().name() + " (uid " + owner
-                    + "), who cannot reach it (" + blocked.get()
-                    + " is not searchable for them); the jail runs as root's unprivileged mapping instead");
-            return Optional.empty();
+            throw new IOException("the project " + project + " belongs to uid " + owner + ", who cannot reach it ("
+                    + blocked.get() + " is not searchable for them), and the jail runs as a project's owner when root"
+                    + " starts it; move the project, let its owner reach it, or give it to root (chown)");
         }
         return user;
     }

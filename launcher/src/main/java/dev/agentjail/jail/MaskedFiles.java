@@ -37,6 +37,24 @@ public final class MaskedFiles {
         if (globs.isEmpty()) {
             return List.of();
         }
+        return scan(project, globs, maxDepth, maxEntries).masked();
+    }
+
+    /**
+     * What one walk of the project finds: the masked files, and the repositories nested in it ({@code .git}
+     * directories and files below the top level, relative to the project), whose config and hooks the host's git runs
+     * when the user works below them.
+     */
+    public record Scan(List<Path> masked, List<Path> nestedGit) {
+        public Scan {
+            masked = List.copyOf(masked);
+            nestedGit = List.copyOf(nestedGit);
+        }
+    }
+
+    /** As {@link #find}, walking the project even without globs, and also collecting the nested repositories. */
+    public static Scan scan(Path project, List<String> globs, int maxDepth, int maxEntries) throws IOException {
+        List<Path> nested = new ArrayList<>();
         List<PathMatcher> byName = new ArrayList<>();
         List<PathMatcher> byPath = new ArrayList<>();
         for (String glob : globs) {
@@ -46,10 +64,12 @@ public final class MaskedFiles {
         TreeSet<Path> found = new TreeSet<>();
         try {
             files.walk(Path.of(""), maxDepth, maxEntries, (relative, attributes) -> {
+                boolean git = relative.getFileName().toString().equals(".git");
+                if (git && relative.getNameCount() > 1 && (attributes.isDirectory() || attributes.isRegularFile())) {
+                    nested.add(relative);
+                }
                 if (attributes.isDirectory()) {
-                    return relative.getFileName().toString().equals(".git")
-                            ? ProjectFiles.Visit.SKIP_SUBTREE
-                            : ProjectFiles.Visit.CONTINUE;
+                    return git ? ProjectFiles.Visit.SKIP_SUBTREE : ProjectFiles.Visit.CONTINUE;
                 }
                 boolean matches = byName.stream().anyMatch(m -> m.matches(relative.getFileName()))
                         || byPath.stream().anyMatch(m -> m.matches(relative));
@@ -72,7 +92,7 @@ public final class MaskedFiles {
                             + " (it changed while it was walked); try again once nothing else rearranges the project",
                     e);
         }
-        return List.copyOf(found);
+        return new Scan(List.copyOf(found), nested);
     }
 
     /** The regular file inside the project that a link leads to, if any. */

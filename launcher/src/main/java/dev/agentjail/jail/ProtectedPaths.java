@@ -60,6 +60,14 @@ public final class ProtectedPaths {
     static final List<String> GIT_SUBDIR_EXISTING =
             List.of("config", "config.worktree", "commondir", "gitdir", "hooks/");
 
+    /** Marks a pattern that protects a path only where it exists (no placeholder). */
+    private static final String EXISTING = "\0existing:";
+
+    /** How large a hook script is read to find the project files it runs. */
+    private static final int MAX_HOOK_BYTES = 64 * 1024;
+
+    private static final java.util.regex.Pattern HOOK_TOKEN = java.util.regex.Pattern.compile("[\\s'\"`;|&()<>=$]+");
+
     /** How deep submodule repositories nest below {@code .git/modules}, and how many a project may have. */
     private static final int MAX_MODULE_DEPTH = 8;
 
@@ -76,8 +84,56 @@ public final class ProtectedPaths {
      * replace the link itself.
      */
     public static List<ProtectedPath> resolve(Path project, List<String> patterns) throws IOException {
-        Map<Path, ProtectedPath> found = new LinkedHashMap<>();
+        return resolve(project, patterns, List.of(), List.of());
+    }
+
+    /**
+     * As above, also protecting the metadata of the repositories nested in the project ({@code nestedGit}: their
+     * {@code .git} directories or files, relative to the project) and, in each hooks directory ({@code .git/hooks},
+     * the nested ones, and {@code hookDirs}, such as a {@code core.hooksPath} in the working tree), the project files
+     * its hooks lead to: a hook that is a link to {@code scripts/pre-commit}, or that runs {@code ./scripts/check.sh},
+     * runs that file on the host at the user's next commit.
+     */
+    public static List<ProtectedPath> resolve(
+            Path project, List<String> patterns, List<Path> nestedGit, List<Path> hookDirs) throws IOException {
+        List<String> all = new ArrayList<>();
+        List<Path> hooks = new ArrayList<>(hookDirs);
+        Path topGit = project.resolve(".git");
+        boolean gitFile = Files.isRegularFile(topGit, LinkOption.NOFOLLOW_LINKS);
         for (String pattern : patterns) {
+            // A linked worktree's or submodule's .git is a file naming the repository: nothing lies below it here.
+            if (!(gitFile && pattern.startsWith(".git/"))) {
+                all.add(pattern);
+            }
+        }
+        if (gitFile) {
+            all.add(".git");
+        } else {
+            hooks.add(Path.of(".git/hooks"));
+        }
+        boolean gitProtected = patterns.stream().anyMatch(pattern -> pattern.startsWith(".git/"));
+        if (gitProtected && !Files.exists(topGit, LinkOption.NOFOLLOW_LINKS)) {
+            // No repository: git would take the project itself for a bare one if HEAD, objects/ and refs/ were there.
+            all.add("HEAD");
+        }
+        for (Path git : nestedGit) {
+            if (Files.isDirectory(project.resolve(git), LinkOption.NOFOLLOW_LINKS)) {
+                all.add(git.resolve("config").toString());
+                all.add(git.resolve("hooks") + "/");
+                hooks.add(git.resolve("hooks"));
+                for (String entry : GIT_DIR_EXISTING) {
+                    all.add(EXISTING + git.resolve(strip(entry)));
+                }
+            } else {
+                all.add(git.toString());
+            }
+        }
+        Map<Path, ProtectedPath> found = new LinkedHashMap<>();
+        for (String pattern : all) {
+            if (pattern.startsWith(EXISTING)) {
+                resolveExisting(project, Path.of(pattern.substring(EXISTING.length())), found);
+                continue;
+            }
             boolean directory = pattern.endsWith("/");
             Path relative = JailPaths.relative(
                     Path.of(directory ? pattern.substring(0, pattern.length() - 1) : pattern), "protected path");
@@ -89,6 +145,9 @@ public final class ProtectedPaths {
             }
         }
         gitMetadata(project, found);
+        for (Path dir : hooks) {
+            hookTargets(project, dir, found);
+        }
         for (ProtectedPath p : List.copyOf(found.values())) {
             if (p.state() == ProtectedPath.State.EXISTS) {
                 refuseHardLinks(project, p.relative());
@@ -135,6 +194,48 @@ public final class ProtectedPaths {
             if (module.getNameCount() - 2 < MAX_MODULE_DEPTH * 2) {
                 modules.addAll(subdirectories(project, module));
             }
+        }
+    }
+
+    /**
+     * Protects the project files the hooks in {@code dir} lead to: a hook that is a link into the project, and every
+     * word of a hook script (up to {@link #MAX_HOOK_BYTES}) that names an existing project file by a path ({@code
+     * ./scripts/check.sh}, {@code .husky/pre-commit}, {@code --config=.pre-commit-config.yaml}); git runs hooks from the
+     * working tree's top. One level: what those files run in turn is the project's own code.
+     */
+    private static void hookTargets(Path project, Path dir, Map<Path, ProtectedPath> found) throws IOException {
+        Path hooks = project.resolve(dir);
+        if (!Files.isDirectory(hooks, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<Path> entries = new ArrayList<>();
+        try (java.util.stream.Stream<Path> walk = Files.walk(hooks, 3)) {
+            walk.limit(MAX_LINK_CHECK).forEach(entries::add);
+        }
+        for (Path entry : entries) {
+            if (Files.isSymbolicLink(entry)) {
+                Path target =
+                        entry.getParent().resolve(Files.readSymbolicLink(entry)).normalize();
+                protectTarget(project, target, found);
+            } else if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS) && Files.size(entry) <= MAX_HOOK_BYTES) {
+                String script = new String(Files.readAllBytes(entry), java.nio.charset.StandardCharsets.UTF_8);
+                for (String token : HOOK_TOKEN.split(script)) {
+                    if (token.length() > 1 && (token.contains("/") || token.startsWith("."))) {
+                        protectTarget(project, project.resolve(token).normalize(), found);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void protectTarget(Path project, Path target, Map<Path, ProtectedPath> found) throws IOException {
+        if (target.startsWith(project)
+                && !target.equals(project)
+                && !target.startsWith(project.resolve(".git"))
+                && Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
+                && target.toRealPath().equals(target)) {
+            // Only a path without links (node_modules/.bin/* are links into packages: the project's own code).
+            resolveOne(project, project.relativize(target), false, found, true);
         }
     }
 

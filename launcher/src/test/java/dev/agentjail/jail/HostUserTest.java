@@ -1,6 +1,7 @@
 package dev.agentjail.jail;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -47,23 +48,27 @@ class HostUserTest {
     }
 
     @Test
-    void anOwnerWithoutPasswdEntryOrWhoCannotReachTheProjectIsNotUsedAndTheNoteSaysWhy() throws IOException {
+    void anOwnerWithoutPasswdEntryRunsWithAHomeOfItsOwnAndOneWhoCannotReachTheProjectIsRefused() throws IOException {
         assumeTrue(isRoot(), "chown needs root");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path open = Files.createDirectory(dir.resolve("open"));
+        Files.setAttribute(open, "unix:uid", 4242, LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(open, "unix:gid", 4243, LinkOption.NOFOLLOW_LINKS);
         Path locked = Files.createDirectory(dir.resolve("locked"));
         Path project = Files.createDirectory(locked.resolve("project"));
         Files.setAttribute(project, "unix:uid", 4242, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
         List<String> notes = new ArrayList<>();
 
-        assertEquals(Optional.empty(), HostUser.forProject(0, project, passwd("x:x:1:1::/:/bin/sh"), notes::add));
         assertEquals(
-                Optional.empty(),
-                HostUser.forProject(0, project, passwd("dev:x:4242:4243::/home/dev:/bin/sh"), notes::add));
+                Optional.of(new HostUser(4242, 4243, "agent", Path.of("/home/agentjail-uid-4242"))),
+                HostUser.forProject(0, open, passwd("x:x:1:1::/:/bin/sh"), notes::add));
+        IOException refused = assertThrows(
+                IOException.class,
+                () -> HostUser.forProject(0, project, passwd("dev:x:4242:4243::/home/dev:/bin/sh"), notes::add));
 
-        assertEquals(2, notes.size(), notes::toString);
         assertTrue(notes.get(0).contains("uid 4242, which has no entry"), notes::toString);
-        assertTrue(notes.get(1).contains(locked + " is not searchable for them"), notes::toString);
+        assertTrue(refused.getMessage().contains(locked + " is not searchable for them"), refused::getMessage);
     }
 
     private Path passwd(String... lines) throws IOException {

@@ -55,7 +55,10 @@ class ProtectedPathsTest {
     @Test
     void aMissingGitDirectoryIsBlockedAsAWhole() throws IOException {
         assertEquals(
-                List.of(new ProtectedPath(Path.of(".git"), State.MISSING_DIR)),
+                // And HEAD: git would take the project itself for a bare repository with HEAD, objects/ and refs/.
+                List.of(
+                        new ProtectedPath(Path.of(".git"), State.MISSING_DIR),
+                        new ProtectedPath(Path.of("HEAD"), State.MISSING_FILE)),
                 ProtectedPaths.resolve(project, List.of(".git/hooks/", ".git/config")));
     }
 

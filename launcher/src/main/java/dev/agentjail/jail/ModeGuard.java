@@ -1,0 +1,87 @@
+package dev.agentjail.jail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Takes back group and other write permission the agent gave the project's protected paths and their directories.
+ * A jail that root starts for a root-owned project runs as kernel uid 0 and owns every file there: {@code chmod 0777
+ * .git} works from inside, and after the session another local user could rewrite {@code .git/config}, which root's
+ * next {@code git status} runs. Nothing the agent does can be undone while it runs, so this runs after the jail has
+ * exited (its pid namespace is gone with it: no process of the agent is left to race).
+ */
+public final class ModeGuard {
+    private static final int GROUP_OTHER_WRITE = 0022;
+
+    private final Map<Path, Integer> before;
+
+    private ModeGuard(Map<Path, Integer> before) {
+        this.before = before;
+    }
+
+    /** Records the modes of the project itself and of each protected path and pin that exists. */
+    public static ModeGuard record(Path project, List<ProtectedPath> paths) {
+        Map<Path, Integer> modes = new LinkedHashMap<>();
+        mode(project).ifPresent(m -> modes.put(project, m));
+        for (ProtectedPath p : paths) {
+            if (p.state() == ProtectedPath.State.EXISTS || p.state() == ProtectedPath.State.PIN) {
+                Path path = project.resolve(p.relative());
+                mode(path).ifPresent(m -> modes.put(path, m));
+            }
+        }
+        return new ModeGuard(modes);
+    }
+
+    /**
+     * Removes the group and other write bits that were not there before from each recorded path that is still the
+     * same kind of entry (never following a link), and returns the paths it changed.
+     */
+    public List<Path> restore() {
+        List<Path> restored = new ArrayList<>();
+        for (Map.Entry<Path, Integer> e : before.entrySet()) {
+            Path path = e.getKey();
+            Optional<Integer> now = mode(path);
+            if (now.isEmpty() || Files.isSymbolicLink(path)) {
+                continue;
+            }
+            int added = now.get() & ~e.getValue() & GROUP_OTHER_WRITE;
+            if (added == 0) {
+                continue;
+            }
+            try {
+                Files.setPosixFilePermissions(path, permissions(now.get() & ~added));
+                restored.add(path);
+            } catch (IOException ignored) {
+                // Reported by the caller as not restored: the path stays in the list only when the change worked.
+            }
+        }
+        return List.copyOf(restored);
+    }
+
+    private static Optional<Integer> mode(Path path) {
+        try {
+            return Optional.of((Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777);
+        } catch (IOException | UnsupportedOperationException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static Set<PosixFilePermission> permissions(int mode) {
+        StringBuilder s = new StringBuilder();
+        String letters = "rwxrwxrwx";
+        for (int i = 0; i < 9; i++) {
+            s.append((mode & (0400 >> i)) != 0 ? letters.charAt(i) : '-');
+        }
+        return PosixFilePermissions.fromString(s.toString());
+    }
+}
