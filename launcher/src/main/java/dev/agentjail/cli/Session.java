@@ -43,6 +43,7 @@ import dev.agentjail.proxy.mcp.host.HostEndpoints;
 import dev.agentjail.proxy.net.SystemResolver;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -58,6 +59,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -163,6 +166,16 @@ final class Session {
             InspectionSetup inspection)
             throws Exception {
         StartupTrace.mark("inspection set up");
+        // git's configuration is read by a git process: it starts now and runs while the rest is prepared.
+        CompletableFuture<List<String>> gitConfig = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                },
+                runnable -> Thread.ofVirtual().name("git-config").start(runnable));
         Path sessionDir = hostUser.isPresent()
                 ? SessionDirs.createForUser(id, hostUser.get().uid())
                 : SessionDirs.create(hostEnv, id);
@@ -234,8 +247,7 @@ final class Session {
             List<Path> masked = scan.masked();
             List<String> patterns = protectedPatterns(policy);
             // What the effective git configuration has git run or read from the working tree, on the host.
-            List<String> fromGitConfig =
-                    GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+            List<String> fromGitConfig = gitConfig(gitConfig);
             patterns.addAll(fromGitConfig);
             List<Path> hookDirs = fromGitConfig.stream()
                     .filter(pattern -> pattern.endsWith("/"))
@@ -538,6 +550,17 @@ final class Session {
             }
         }
         return List.copyOf(placeholders);
+    }
+
+    private static List<String> gitConfig(CompletableFuture<List<String>> reading) throws IOException {
+        try {
+            return reading.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof UncheckedIOException io) {
+                throw io.getCause();
+            }
+            throw e;
+        }
     }
 
     private static int hardLinks(Path file) {
