@@ -540,13 +540,13 @@ final class Session {
                     && Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)
                     && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
                 placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
-            } else if (inWritable && hardLinks(file) > 1) {
+            } else if (inWritable) {
                 // Another name for it in the writable directory would change it from inside, read-only bind or not.
-                throw new CliException(
-                        ExitCodes.USAGE,
-                        "the read-only home file " + file + " has " + hardLinks(file) + " hard links: another name for"
-                                + " it would change it from inside the jail; find them with `find " + home
-                                + " -samefile " + file + "` and remove the others");
+                try {
+                    ProtectedPaths.refuseLinked(home, file);
+                } catch (IOException e) {
+                    throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+                }
             }
         }
         return List.copyOf(placeholders);
@@ -560,16 +560,6 @@ final class Session {
                 throw io.getCause();
             }
             throw e;
-        }
-    }
-
-    private static int hardLinks(Path file) {
-        try {
-            return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
-                    ? (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS)
-                    : 1;
-        } catch (IOException e) {
-            return 1;
         }
     }
 

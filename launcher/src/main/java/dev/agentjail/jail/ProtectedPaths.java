@@ -312,14 +312,18 @@ public final class ProtectedPaths {
         });
     }
 
-    private static void refuseLinked(Path project, Path file) throws IOException {
+    /**
+     * Refuses a regular file with more than one name: the jail protects it by a read-only bind of this path, and
+     * another name for it below {@code root} (writable in the jail) would change it.
+     */
+    public static void refuseLinked(Path root, Path file) throws IOException {
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         int links = (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
         if (links > 1) {
             throw new IOException("the protected file " + file + " has " + links + " hard links: another name for it"
-                    + " would change it from inside the jail; find them with `find " + project + " -samefile " + file
+                    + " would change it from inside the jail; find them with `find " + root + " -samefile " + file
                     + "` and remove the others (or copy the file over itself: cp --remove-destination)");
         }
     }

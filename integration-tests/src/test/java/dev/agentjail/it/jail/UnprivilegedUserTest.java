@@ -59,13 +59,7 @@ class UnprivilegedUserTest {
     static void createUserAndCopyTheJar() throws IOException {
         assumeTrue(AgentjailRun.isRoot(), "creating the unprivileged user needs root");
         AgentjailRun.requireBwrap();
-        if (Command.run(Duration.ofSeconds(10), List.of("id", "-u", USER)).exitCode() != 0) {
-            Command.Result add = Command.run(Duration.ofSeconds(30), List.of("useradd", "-m", USER));
-            assertEquals(0, add.exitCode(), () -> "useradd -m " + USER + ": " + add.describe());
-        }
-        Command.Result id = Command.run(Duration.ofSeconds(10), List.of("id", "-u", USER));
-        assertEquals(0, id.exitCode(), id::describe);
-        uid = Integer.parseInt(id.out().strip());
+        uid = RootLaunchTest.ensureUser(USER);
         // /root is usually 0700: the user runs a copy of the jar from a directory anyone can read.
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
         jar = shared.resolve("agentjail.jar");
