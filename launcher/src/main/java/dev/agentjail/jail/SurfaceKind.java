@@ -13,6 +13,11 @@ public enum SurfaceKind {
             "nested-git",
             "a repository inside the project: its config (core.fsmonitor, core.hooksPath, aliases) and hooks run"
                     + " when you, your editor or your shell prompt run git below it"),
+    BARE_REPOSITORY(
+            "bare-repository",
+            "git takes this directory for a repository (a HEAD, objects and refs, as in a bare clone) when you, your"
+                    + " editor or your shell prompt run git in it or below it, and runs what its config names"
+                    + " (core.fsmonitor, core.hooksPath, aliases); without its HEAD it is none"),
     REBASE_EXEC("rebase-exec", "an interrupted rebase's todo list with exec lines: git rebase --continue runs them"),
     ENVRC(
             "envrc",
@@ -30,6 +35,14 @@ public enum SurfaceKind {
             "coding agents run the hooks, MCP servers and commands configured there when they start in this project"
                     + " outside a jail"),
     HOOK_MANAGER("hook-manager", "husky, lefthook and pre-commit run the hooks it defines on git commit and push"),
+    PACKAGE_MANAGER_CONFIG(
+            "package-manager-config",
+            "a package manager reads it on every command in this directory: it names programs and scripts to run, or"
+                    + " where the packages it installs come from"),
+    VERSION_MANAGER(
+            "version-manager",
+            "mise or asdf reads it when you enter the directory: it names the tools put on your PATH and, for mise,"
+                    + " hooks and scripts that run in your shell"),
     HOME_AGENT_SETTINGS(
             "home-agent-settings",
             "the agent loads these settings, hooks, plugins and extensions in every later session, outside a jail"

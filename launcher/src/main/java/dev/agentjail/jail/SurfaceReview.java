@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.time.Clock;
@@ -21,33 +22,37 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
  * Checks, after a session, the surfaces of the project and of the agents' writable home directories that the host
- * later runs or lets run (nested git repositories, .envrc, editor, agent and hook settings, driver-naming
- * .gitattributes, entries of .git that git does not create, a rebase todo with exec lines, agent settings and code in
- * the home), and moves each that is new or changed since the snapshot before the session into the {@link Quarantine}.
- * See docs/review.md.
+ * later runs or lets run (nested git repositories, directories laid out as one, .envrc, editor, agent, hook, package
+ * and version manager settings, driver-naming .gitattributes, entries of .git that git does not create, a rebase todo
+ * with exec lines, agent settings and code in the home), and moves each that is new or changed since the snapshot
+ * before the session into the {@link Quarantine}. See docs/review.md.
  */
 public final class SurfaceReview {
     /**
      * The agents' home directories (below the home) whose top-level settings and code are checked when the jail can
      * write to them.
      */
-    public static final List<Path> AGENT_HOME_DIRS = List.of(
-            Path.of(".claude"),
-            Path.of(".codex"),
-            Path.of(".gemini"),
-            Path.of(".pi/agent"),
-            Path.of(".config/opencode"),
-            Path.of(".config/crush"),
-            Path.of(".config/goose"));
+    public static final List<Path> AGENT_HOME_DIRS =
+            SurfaceRules.AGENT_DIRS.stream().map(SurfaceRules.AgentDir::dir).toList();
 
     private static final Path SELF = Path.of("");
     private static final int CONTENT_CHECK_BYTES = 1 << 20;
     private static final Pattern DRIVER = Pattern.compile("(?m)(^|\\s)(filter|diff|merge)=\\S");
     private static final Pattern EXEC = Pattern.compile("(?m)^\\s*(exec|x)(\\s|$)");
+    /**
+     * A HEAD git accepts (setup.c, validate_headref): a symbolic ref into refs/, or an object id, in its first 255
+     * bytes. Git's whitespace after "ref:" is a subset of Java's \s: matching more fails closed.
+     */
+    private static final Pattern HEAD_REF = Pattern.compile("ref:\\s*refs/|\\p{XDigit}{40}");
+
+    private static final int HEAD_BYTES = 255;
+    private static final String HEAD = "HEAD";
+    private static final String CONFIG = "config";
 
     private final Limits limits;
     private final Clock clock;
@@ -92,19 +97,25 @@ public final class SurfaceReview {
      * What the review found.
      *
      * @param path the surface, relative to the root; for an incomplete review, where it stopped (empty: the root)
+     * @param reason why the surface matters: its kind's reason, or one of the tool that reads it
      * @param quarantinedTo where the surface now lies; empty for an incomplete review, or when it could not be moved
      *     (then {@code detail} says why)
      */
     public record Finding(
-            Root root, Path path, SurfaceKind kind, Change change, Optional<Path> quarantinedTo, String detail) {
+            Root root,
+            Path path,
+            SurfaceKind kind,
+            String reason,
+            Change change,
+            Optional<Path> quarantinedTo,
+            String detail) {
         /** One line for the user. */
         public String describe() {
             Path where = root.dir().resolve(path);
             if (change == Change.INCOMPLETE) {
                 return "review incomplete: " + detail;
             }
-            return (change == Change.NEW ? "new " : "changed ") + kind.code() + " " + where + " (" + kind.reason()
-                    + "): "
+            return (change == Change.NEW ? "new " : "changed ") + kind.code() + " " + where + " (" + reason + "): "
                     + quarantinedTo
                             .map(q -> "quarantined to " + q + "; " + detail)
                             .orElse("NOT quarantined: " + detail);
@@ -186,6 +197,7 @@ public final class SurfaceReview {
                             root,
                             s.problemPaths.get(i),
                             SurfaceKind.REVIEW_INCOMPLETE,
+                            SurfaceKind.REVIEW_INCOMPLETE.reason(),
                             Change.INCOMPLETE,
                             Optional.empty(),
                             s.problems.get(i)));
@@ -201,6 +213,7 @@ public final class SurfaceReview {
     private void judge(
             Path project, Scan was, Scan now, Quarantine quarantine, String session, List<Finding> findings) {
         ProjectFiles files = ProjectFiles.of(now.root.dir());
+        Map<Path, Change> layouts = layoutChanges(was, now);
         List<Path> moved = new ArrayList<>();
         for (Map.Entry<Path, Surface> e : now.surfaces.entrySet()) {
             Path path = e.getKey();
@@ -219,11 +232,33 @@ public final class SurfaceReview {
                 }
                 change = Change.NEW;
             } else if (before.digest().equals(surface.digest())) {
-                continue;
+                change = null;
             } else {
                 change = Change.CHANGED;
             }
-            if (!runsSomething(files, path, surface)) {
+            String note = "";
+            if (surface.kind() == SurfaceKind.BARE_REPOSITORY) {
+                Path layout = now.layoutOf(path);
+                if (isHeadOrConfig(path, layout)) {
+                    // HEAD and config go together when either is new or changed: without HEAD git takes the
+                    // directory for no repository, without config it runs nothing the agent named.
+                    Change layoutChange = layouts.get(layout);
+                    if (layoutChange == null) {
+                        continue;
+                    }
+                    Path dir = now.root.dir().resolve(layout);
+                    note = change == null
+                            ? "unchanged, moved with the rest of the repository layout of " + dir + ", so that git"
+                                    + " no longer takes it for a repository; "
+                            : "git no longer takes " + dir + " for a repository; ";
+                    change = change == null ? layoutChange : change;
+                } else if (!was.walkedLayouts.contains(layout)) {
+                    // The layout is new since the snapshot (moving its HEAD ends it), or the snapshot did not get
+                    // through it: what else lies there may be the user's.
+                    continue;
+                }
+            }
+            if (change == null || !runsSomething(files, path, surface)) {
                 continue;
             }
             moved.add(path);
@@ -241,14 +276,51 @@ public final class SurfaceReview {
                         now.root,
                         path,
                         surface.kind(),
+                        surface.rule().reason(),
                         change,
                         Optional.of(quarantine.directory().resolve(session).resolve(item.item())),
-                        "agentjail review --restore " + item.id() + " puts it back"));
+                        note + "agentjail review --restore " + item.id() + " puts it back"));
             } catch (IOException | RuntimeException ex) {
                 findings.add(new Finding(
-                        now.root, path, surface.kind(), change, Optional.empty(), String.valueOf(ex.getMessage())));
+                        now.root,
+                        path,
+                        surface.kind(),
+                        surface.rule().reason(),
+                        change,
+                        Optional.empty(),
+                        String.valueOf(ex.getMessage())));
             }
         }
+    }
+
+    /**
+     * The directories laid out as a repository after the session whose HEAD or config is new or changed, each with
+     * how: new when the directory was no such layout at the snapshot (and the snapshot saw it), else changed.
+     */
+    private static Map<Path, Change> layoutChanges(Scan was, Scan now) {
+        Map<Path, Change> changes = new HashMap<>();
+        for (Path layout : now.layouts) {
+            boolean changed = false;
+            for (String name : List.of(HEAD, CONFIG)) {
+                Path path = layout.resolve(name);
+                Surface surface = now.surfaces.get(path);
+                Surface before = was.surfaces.get(path);
+                if (surface == null || surface.digest() == null || (before != null && before.digest() == null)) {
+                    continue;
+                }
+                changed |= before == null ? was.covers(path) : !before.digest().equals(surface.digest());
+            }
+            if (changed) {
+                changes.put(layout, was.layouts.contains(layout) ? Change.CHANGED : Change.NEW);
+            }
+        }
+        return changes;
+    }
+
+    private static boolean isHeadOrConfig(Path path, Path layout) {
+        Path parent = path.getParent();
+        String name = path.getFileName().toString();
+        return (parent == null ? SELF : parent).equals(layout) && (name.equals(HEAD) || name.equals(CONFIG));
     }
 
     /**
@@ -291,22 +363,26 @@ public final class SurfaceReview {
         if (attributes.isEmpty()) {
             return scan;
         }
-        Collector collector = new Collector(
-                files, scan, root.kind().equals("project") ? SurfaceRules.PROJECT : SurfaceRules.HOME, deadline, when);
+        SurfaceRules.Context rootContext = root.kind().equals("project")
+                ? SurfaceRules.PROJECT
+                : SurfaceRules.home(Path.of(root.kind().substring(root.kind().indexOf('/') + 1)));
+        Collector collector = new Collector(files, scan, rootContext, deadline, when);
         // The root's own entries first, its directories remembered rather than entered; then the surfaces and git
         // directories among them, then the rest: a bound reached deep in the project leaves the top level checked.
         collector.topLevelOnly = true;
-        if (!collector.walk(SELF, 1)) {
-            return scan;
-        }
+        boolean exhausted = collector.walk(SELF, 1) == Outcome.EXHAUSTED;
         collector.topLevelOnly = false;
-        List<Path> deferred = new ArrayList<>(collector.deferred);
-        deferred.sort((a, b) -> Boolean.compare(!scan.surfaces.containsKey(a), !scan.surfaces.containsKey(b)));
-        for (Path dir : deferred) {
-            if (!collector.walk(dir, limits.maxDepth() - 1)) {
-                break;
+        if (!exhausted) {
+            List<Path> deferred = new ArrayList<>(collector.deferred);
+            deferred.sort((a, b) -> Boolean.compare(!scan.surfaces.containsKey(a), !scan.surfaces.containsKey(b)));
+            for (Path dir : deferred) {
+                if (collector.walk(dir, limits.maxDepth() - 1) == Outcome.EXHAUSTED) {
+                    exhausted = true;
+                    break;
+                }
             }
         }
+        collector.layouts(exhausted);
         return scan;
     }
 
@@ -318,6 +394,15 @@ public final class SurfaceReview {
         }
     }
 
+    /** How far a walk got. */
+    private enum Outcome {
+        COMPLETE,
+        /** It stopped (at the depth bound, or at an entry it could not read); other walks may go on. */
+        PARTIAL,
+        /** A bound of the whole tree was reached: no further walk. */
+        EXHAUSTED
+    }
+
     /** One tree's surfaces, and how far the walk got. */
     private static final class Scan {
         final Root root;
@@ -325,6 +410,13 @@ public final class SurfaceReview {
         final Map<Path, Surface> surfaces = new TreeMap<>();
         final Set<Path> seenDirs = new HashSet<>();
         final Set<Path> listed = new HashSet<>();
+        /** Listed directories whose entries were not all walked: the walk stopped below them. */
+        final Set<Path> cutShort = new HashSet<>();
+        /** Directories that git takes for a repository by their layout. */
+        final Set<Path> layouts = new TreeSet<>();
+        /** The layouts whose git entries (hooks, info, commondir, ...) were walked completely. */
+        final Set<Path> walkedLayouts = new HashSet<>();
+
         final List<String> problems = new ArrayList<>();
         final List<Path> problemPaths = new ArrayList<>();
         boolean stopped;
@@ -347,7 +439,7 @@ public final class SurfaceReview {
 
         /**
          * Whether this (earlier) scan would have seen an entry at {@code path}: the nearest directory above it that the
-         * scan saw was listed completely.
+         * scan saw was listed, and its entries all walked.
          */
         boolean covers(Path path) {
             if (!existed || !stopped) {
@@ -357,37 +449,64 @@ public final class SurfaceReview {
             while (dir != null && !seenDirs.contains(dir)) {
                 dir = dir.getParent();
             }
-            return listed.contains(dir == null ? SELF : dir);
+            Path seen = dir == null ? SELF : dir;
+            return listed.contains(seen) && !cutShort.contains(seen);
+        }
+
+        /** The innermost layout {@code path} lies in (SELF when it is the root's, or none). */
+        Path layoutOf(Path path) {
+            Path dir = path.getParent();
+            while (dir != null && !layouts.contains(dir)) {
+                dir = dir.getParent();
+            }
+            return dir == null ? SELF : dir;
         }
     }
 
-    /** A surface entry: its kind, type and digest (null when it could not be read). */
-    private record Surface(SurfaceKind kind, ProjectFiles.Type type, String digest) {}
+    /** A surface entry: the rule it was found by, its type and digest (null when it could not be read). */
+    private record Surface(SurfaceRules.Rule rule, ProjectFiles.Type type, String digest) {
+        SurfaceKind kind() {
+            return rule.kind();
+        }
+    }
 
     /** Records the surfaces of one tree as {@link ProjectFiles#walk} shows its entries. */
     private final class Collector implements ProjectFiles.Visitor {
+        private static final int HAS_HEAD = 1;
+        private static final int HAS_OBJECTS = 2;
+        private static final int HAS_REFS = 4;
+        private static final int HAS_COMMONDIR = 8;
+
         final ProjectFiles files;
         final Scan scan;
-        final SurfaceRules.Context rootContext;
         final long deadline;
         final String when;
         final Map<Path, SurfaceRules.Context> contexts = new HashMap<>();
         final List<Path> deferred = new ArrayList<>();
+        /** Per project directory, which of git's repository signatures (HEAD, objects, refs, commondir) it holds. */
+        final Map<Path, Integer> gitSignatures = new TreeMap<>();
+        /** The directories listed by the current walk. */
+        final List<Path> listedByWalk = new ArrayList<>();
+
         boolean topLevelOnly;
+        /** Walking a layout's git entries: what the project's rules found there stays as they found it. */
+        boolean layoutPass;
+
         int entries;
         long bytes;
 
         Collector(ProjectFiles files, Scan scan, SurfaceRules.Context rootContext, long deadline, String when) {
             this.files = files;
             this.scan = scan;
-            this.rootContext = rootContext;
             this.deadline = deadline;
             this.when = when;
+            contexts.put(SELF, rootContext);
         }
 
-        /** Walks below {@code start}; false when a bound other than the depth was reached (stop walking). */
-        boolean walk(Path start, int maxDepth) {
+        /** Walks below {@code start}. */
+        Outcome walk(Path start, int maxDepth) {
             int remaining = limits.maxEntries() - entries;
+            listedByWalk.clear();
             try {
                 if (remaining < 1) {
                     throw new WalkLimitException(
@@ -396,7 +515,7 @@ public final class SurfaceReview {
                             files.root().resolve(start));
                 }
                 files.walk(start, maxDepth, remaining, this);
-                return true;
+                return Outcome.COMPLETE;
             } catch (WalkLimitException e) {
                 // This walk had what was left of the tree's bounds: name the tree's.
                 WalkLimitException named = switch (e.bound()) {
@@ -405,17 +524,26 @@ public final class SurfaceReview {
                     case DEPTH -> new WalkLimitException(WalkLimitException.Bound.DEPTH, limits.maxDepth(), e.where());
                     default -> e;
                 };
+                Path where = relative(named.where());
+                // The walk is depth first: it stopped inside each directory from where it was up to where it began.
+                for (Path dir = where; dir != null && below(dir, start); dir = dir.getParent()) {
+                    scan.cutShort.add(dir);
+                }
+                scan.cutShort.add(start);
                 scan.stop(
-                        relative(named.where()),
+                        where,
                         when + ": " + named.getMessage() + "; surfaces beyond it in " + scan.root.dir()
                                 + " were not checked");
-                return e.bound() == WalkLimitException.Bound.DEPTH;
+                return e.bound() == WalkLimitException.Bound.DEPTH ? Outcome.PARTIAL : Outcome.EXHAUSTED;
             } catch (IOException | RuntimeException e) {
+                // Where it failed is not known: none of what it listed counts as walked.
+                scan.cutShort.addAll(listedByWalk);
+                scan.cutShort.add(start);
                 scan.stop(
                         start,
                         when + ": cannot walk " + files.root().resolve(start) + ": " + e.getMessage()
                                 + "; surfaces below it were not checked");
-                return true;
+                return Outcome.PARTIAL;
             }
         }
 
@@ -428,18 +556,21 @@ public final class SurfaceReview {
                         limits.maxTime().toMillis(),
                         files.root().resolve(relative));
             }
-            Path parent = relative.getParent();
-            SurfaceRules.Context context = parent == null ? rootContext : contexts.get(parent);
+            Path parent = relative.getParent() == null ? SELF : relative.getParent();
+            SurfaceRules.Context context = contexts.get(parent);
             if (context == null) {
                 return ProjectFiles.Visit.SKIP_SUBTREE;
+            }
+            if (context.mode() == SurfaceRules.Mode.PROJECT
+                    || (context.mode() == SurfaceRules.Mode.HOME && parent.equals(SELF))) {
+                noteGitSignature(parent, relative.getFileName().toString(), attributes);
             }
             SurfaceRules.Decision decision = SurfaceRules.classify(context, relative, attributes, this::isGitDir);
             if (attributes.isDirectory()) {
                 scan.seenDirs.add(relative);
             }
-            if (decision.kind() != null) {
-                ProjectFiles.Type type = ProjectFiles.Type.of(attributes);
-                scan.surfaces.put(relative, new Surface(decision.kind(), type, digest(relative, type, attributes)));
+            if (decision.rule() != null && !(layoutPass && scan.surfaces.containsKey(relative))) {
+                record(relative, decision.rule(), attributes);
             }
             if (!attributes.isDirectory() || decision.inner() == null) {
                 return ProjectFiles.Visit.SKIP_SUBTREE;
@@ -455,11 +586,125 @@ public final class SurfaceReview {
         @Override
         public void listed(Path directory) {
             scan.listed.add(directory);
+            listedByWalk.add(directory);
+        }
+
+        private void record(Path relative, SurfaceRules.Rule rule, PosixFileAttributes attributes)
+                throws WalkLimitException {
+            ProjectFiles.Type type = ProjectFiles.Type.of(attributes);
+            scan.surfaces.put(relative, new Surface(rule, type, digest(relative, type, attributes)));
+        }
+
+        /**
+         * Notes the entries of a directory by which git takes it for a repository (setup.c, is_git_directory): a
+         * HEAD, and an objects and a refs git can enter (access X_OK: a directory, or a link or a file git might; a
+         * plain file without an execute bit is not), or a commondir naming where they are.
+         */
+        private void noteGitSignature(Path dir, String name, PosixFileAttributes attributes) {
+            int signature = switch (name) {
+                case HEAD -> attributes.isDirectory() ? 0 : HAS_HEAD;
+                case "objects" -> enterable(attributes) ? HAS_OBJECTS : 0;
+                case "refs" -> enterable(attributes) ? HAS_REFS : 0;
+                case "commondir" -> HAS_COMMONDIR;
+                default -> 0;
+            };
+            if (signature != 0) {
+                gitSignatures.merge(dir, signature, (a, b) -> a | b);
+            }
+        }
+
+        private static boolean enterable(PosixFileAttributes attributes) {
+            if (!attributes.isRegularFile()) {
+                return true;
+            }
+            Set<PosixFilePermission> p = attributes.permissions();
+            return p.contains(PosixFilePermission.OWNER_EXECUTE)
+                    || p.contains(PosixFilePermission.GROUP_EXECUTE)
+                    || p.contains(PosixFilePermission.OTHERS_EXECUTE);
+        }
+
+        /**
+         * After the walks: records the HEAD and config of each directory git takes for a repository by its layout, and
+         * walks the git entries of each (unless a bound of the tree was reached), so that a change there is seen.
+         */
+        void layouts(boolean exhausted) {
+            for (Map.Entry<Path, Integer> e : gitSignatures.entrySet()) {
+                int s = e.getValue();
+                boolean store = (s & (HAS_OBJECTS | HAS_REFS)) == (HAS_OBJECTS | HAS_REFS) || (s & HAS_COMMONDIR) != 0;
+                if ((s & HAS_HEAD) != 0 && store && validHead(e.getKey().resolve(HEAD))) {
+                    scan.layouts.add(e.getKey());
+                }
+            }
+            SurfaceRules.Rule rule = SurfaceRules.GIT_LAYOUT.rule();
+            for (Path layout : scan.layouts) {
+                try {
+                    for (String name : List.of(HEAD, CONFIG)) {
+                        Path path = layout.resolve(name);
+                        Optional<PosixFileAttributes> attributes = files.attributes(path);
+                        if (attributes.isPresent()) {
+                            record(path, rule, attributes.get());
+                        }
+                    }
+                } catch (WalkLimitException e) {
+                    scan.stop(
+                            relative(e.where()),
+                            when + ": " + e.getMessage() + "; surfaces beyond it in " + scan.root.dir()
+                                    + " were not checked");
+                    exhausted = true;
+                } catch (IOException e) {
+                    scan.problem(
+                            layout, when + ": cannot read " + files.root().resolve(layout) + ": " + e.getMessage());
+                }
+            }
+            if (exhausted) {
+                return;
+            }
+            layoutPass = true;
+            for (Path layout : scan.layouts) {
+                SurfaceRules.Context saved = contexts.put(layout, SurfaceRules.GIT_LAYOUT);
+                // Its entries lie one level below it; the depth bound counts from the root.
+                int depth = layout.equals(SELF) ? 0 : layout.getNameCount();
+                Outcome outcome = walk(layout, limits.maxDepth() - depth);
+                contexts.put(layout, saved);
+                if (outcome == Outcome.COMPLETE) {
+                    scan.walkedLayouts.add(layout);
+                } else if (outcome == Outcome.EXHAUSTED) {
+                    break;
+                }
+            }
+            layoutPass = false;
+        }
+
+        /**
+         * Whether git accepts {@code head} as a repository's HEAD (setup.c, validate_headref). Failing closed: a link,
+         * an entry that is neither a file nor a directory, and a file that cannot be read count as valid.
+         */
+        private boolean validHead(Path head) {
+            try {
+                Optional<PosixFileAttributes> attributes = files.attributes(head);
+                if (attributes.isEmpty() || attributes.get().isDirectory()) {
+                    return false;
+                }
+                if (!attributes.get().isRegularFile()) {
+                    return true;
+                }
+                ByteBuffer buffer = ByteBuffer.allocate(HEAD_BYTES);
+                try (SeekableByteChannel in = files.openFile(head)) {
+                    int n = 0;
+                    while (n >= 0 && buffer.hasRemaining()) {
+                        n = in.read(buffer);
+                    }
+                }
+                String start = new String(buffer.array(), 0, buffer.position(), StandardCharsets.ISO_8859_1);
+                return HEAD_REF.matcher(start).lookingAt();
+            } catch (IOException e) {
+                return true;
+            }
         }
 
         private boolean isGitDir(Path dir) {
             try {
-                return files.attributes(dir.resolve("HEAD")).isPresent();
+                return files.attributes(dir.resolve(HEAD)).isPresent();
             } catch (IOException e) {
                 return false;
             }
@@ -508,5 +753,10 @@ public final class SurfaceReview {
         private Path relative(Path absolute) {
             return absolute.startsWith(files.root()) ? files.root().relativize(absolute) : SELF;
         }
+    }
+
+    /** Whether {@code path} is {@code dir} or lies below it ({@code dir} empty: the root, which holds everything). */
+    private static boolean below(Path path, Path dir) {
+        return dir.equals(SELF) || path.startsWith(dir);
     }
 }

@@ -2,11 +2,13 @@ package dev.agentjail.jail;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.jail.SurfaceReview.Change;
 import dev.agentjail.jail.SurfaceReview.Finding;
 import java.io.IOException;
+import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -16,12 +18,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,6 +77,81 @@ class SurfaceReviewTest {
 
     private List<Finding> after(SurfaceReview.Snapshot before) {
         return review.afterSession(before, quarantine, SESSION);
+    }
+
+    /** A snapshot of the project and every agent directory the rules know, all writable. */
+    private SurfaceReview.Snapshot snapshotAllHomes() {
+        return review.snapshot(
+                project,
+                home,
+                List.of(
+                        project,
+                        home.resolve(".claude"),
+                        home.resolve(".config"),
+                        home.resolve(".cache/opencode"),
+                        home.resolve(".local/share/crush"),
+                        home.resolve(".gemini"),
+                        home.resolve(".aider")));
+    }
+
+    /**
+     * A directory git takes for a repository (a HEAD, objects and refs) whose config has git run {@code touch marker}
+     * as its fsmonitor, with {@code worktree} as the work tree.
+     */
+    private static void plantRepositoryLayout(Path dir, Path marker, String worktree) throws IOException {
+        Files.createDirectories(dir.resolve("objects"));
+        Files.createDirectories(dir.resolve("refs/heads"));
+        write(dir.resolve("HEAD"), "ref: refs/heads/main\n");
+        write(
+                dir.resolve("config"),
+                "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = " + worktree
+                        + "\n\tfsmonitor = \"touch '" + marker + "'; false\"\n");
+    }
+
+    /** A directory laid out as a repository, its HEAD holding {@code head}. */
+    private static void repositoryLayout(Path dir, String head) throws IOException {
+        Files.createDirectories(dir.resolve("objects"));
+        Files.createDirectories(dir.resolve("refs/heads"));
+        write(dir.resolve("HEAD"), head);
+        write(dir.resolve("config"), "[core]\n\trepositoryformatversion = 0\n");
+    }
+
+    /** The host's git run in {@code dir} as a user would, with no system or global configuration; its exit code. */
+    private int hostGit(Path dir, String... args) throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of("git", "-C", dir.toString()));
+        argv.addAll(List.of(args));
+        ProcessBuilder git = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(Redirect.DISCARD);
+        Map<String, String> env = git.environment();
+        env.keySet().removeIf(k -> k.startsWith("GIT_"));
+        env.put("GIT_CEILING_DIRECTORIES", tmp.toRealPath().toString());
+        env.put("GIT_CONFIG_NOSYSTEM", "1");
+        env.put("GIT_CONFIG_GLOBAL", "/dev/null");
+        env.put("HOME", home.toString());
+        Process p = git.start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "git " + String.join(" ", args) + " did not finish");
+        return p.exitValue();
+    }
+
+    private static void requireGit() {
+        boolean present;
+        try {
+            Process p = new ProcessBuilder("git", "--version")
+                    .redirectErrorStream(true)
+                    .redirectOutput(Redirect.DISCARD)
+                    .start();
+            present = p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException | InterruptedException e) {
+            present = false;
+        }
+        JailPrerequisites.require(present, "git");
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 
     private static void write(Path file, String content) throws IOException {
@@ -426,6 +508,353 @@ class SurfaceReviewTest {
                         "home/.config/opencode",
                         "home/.config/crush",
                         "home/.config/goose"),
+                roots.stream().map(SurfaceReview.Root::kind).toList());
+    }
+
+    @Test
+    void aDirectoryLaidOutAsARepositoryLosesItsHeadAndConfigSoThatHostGitRunsNothingThere() throws Exception {
+        requireGit();
+        write(project.resolve("docs/index.md"), "# Docs\n");
+        SurfaceReview.Snapshot before = snapshot();
+        Path docs = project.resolve("docs");
+        Path marker = tmp.toRealPath().resolve("marker");
+        plantRepositoryLayout(docs, marker, "..");
+        // The layout works: git status in docs runs its fsmonitor (this test's marker), so without the review the
+        // last assertion below fails.
+        assertEquals(0, hostGit(docs, "status"));
+        assertTrue(Files.exists(marker), "the planted layout does not run its fsmonitor: the test proves nothing");
+        Files.delete(marker);
+
+        List<Finding> findings = after(before);
+
+        // The project's own repository answers now.
+        assertEquals(0, hostGit(docs, "status"));
+        assertEquals(0, hostGit(docs.resolve("refs"), "status"));
+        assertFalse(Files.exists(marker), "host git ran the planted fsmonitor after the review");
+        assertEquals(
+                Set.of("project docs/HEAD bare-repository new", "project docs/config bare-repository new"),
+                summary(findings));
+        assertTrue(
+                findings.get(0).describe().contains("git no longer takes " + docs + " for a repository"),
+                findings.get(0).describe());
+        // Only HEAD and config moved: the rest of the directory stays.
+        assertTrue(Files.exists(docs.resolve("index.md")));
+        assertTrue(Files.isDirectory(docs.resolve("refs/heads")));
+    }
+
+    @Test
+    void aProjectWithoutGitLaidOutAsARepositoryAtItsTopLosesItsHeadAndConfig() throws Exception {
+        requireGit();
+        deleteTree(project.resolve(".git"));
+        SurfaceReview.Snapshot before = snapshot();
+        Path marker = tmp.toRealPath().resolve("marker");
+        plantRepositoryLayout(project, marker, ".");
+        assertEquals(0, hostGit(project.resolve("src"), "status"));
+        assertTrue(Files.exists(marker), "the planted layout does not run its fsmonitor: the test proves nothing");
+        Files.delete(marker);
+
+        List<Finding> findings = after(before);
+
+        assertNotEquals(0, hostGit(project.resolve("src"), "status"));
+        assertNotEquals(0, hostGit(project, "status"));
+        assertFalse(Files.exists(marker), "host git ran the planted fsmonitor after the review");
+        assertEquals(
+                Set.of("project HEAD bare-repository new", "project config bare-repository new"), summary(findings));
+        assertTrue(Files.exists(project.resolve("src/main.c")));
+    }
+
+    @Test
+    void onlyWhatGitTakesForARepositoryCounts() throws IOException {
+        SurfaceReview.Snapshot before = snapshot();
+        String hex40 = "0123456789abcdef0123456789ABCDEF01234567";
+        // What git takes for a repository (setup.c: is_git_directory, validate_headref).
+        repositoryLayout(project.resolve("symref"), "ref: refs/heads/main\n");
+        repositoryLayout(project.resolve("tab"), "ref:\trefs/heads/main");
+        repositoryLayout(project.resolve("detached"), hex40 + "\n");
+        repositoryLayout(project.resolve("sha256"), hex40 + "0123456789abcdef0123456789ab trailing\n");
+        repositoryLayout(project.resolve("execobjects"), "ref: refs/heads/main\n");
+        deleteTree(project.resolve("execobjects/objects"));
+        write(project.resolve("execobjects/objects"), "");
+        Files.setPosixFilePermissions(
+                project.resolve("execobjects/objects"), PosixFilePermissions.fromString("rwxr--r--"));
+        write(project.resolve("common/HEAD"), "ref: refs/heads/main\n");
+        write(project.resolve("common/commondir"), "../symref\n");
+        repositoryLayout(project.resolve("linked"), "");
+        Files.delete(project.resolve("linked/HEAD"));
+        Files.createSymbolicLink(project.resolve("linked/HEAD"), Path.of("refs/heads/main"));
+        repositoryLayout(project.resolve("a/b/deep"), "ref: refs/heads/main\n");
+        // What git does not: each lacks one of the signatures.
+        repositoryLayout(project.resolve("text"), "hello\n");
+        repositoryLayout(project.resolve("shorthex"), hex40.substring(1) + "\n");
+        repositoryLayout(project.resolve("notrefs"), "ref: heads/main\n");
+        repositoryLayout(project.resolve("spaced"), " ref: refs/heads/main\n");
+        repositoryLayout(project.resolve("norefs"), "ref: refs/heads/main\n");
+        deleteTree(project.resolve("norefs/refs"));
+        repositoryLayout(project.resolve("plainobjects"), "ref: refs/heads/main\n");
+        deleteTree(project.resolve("plainobjects/objects"));
+        write(project.resolve("plainobjects/objects"), "");
+        repositoryLayout(project.resolve("headdir"), "");
+        Files.delete(project.resolve("headdir/HEAD"));
+        Files.createDirectories(project.resolve("headdir/HEAD"));
+        // Inside a git directory or a surface directory the rules of those apply.
+        repositoryLayout(project.resolve(".git/refs/x"), "ref: refs/heads/main\n");
+
+        Set<String> expected = new TreeSet<>();
+        for (String dir : List.of("symref", "tab", "detached", "sha256", "execobjects", "linked", "a/b/deep")) {
+            expected.add("project " + dir + "/HEAD bare-repository new");
+            expected.add("project " + dir + "/config bare-repository new");
+        }
+        expected.add("project common/HEAD bare-repository new");
+        assertEquals(expected, summary(after(before)));
+        assertTrue(Files.isSymbolicLink(quarantine.resolve(SESSION + "/project/linked/HEAD")));
+        for (String kept : List.of("text", "shorthex", "notrefs", "spaced", "norefs", "plainobjects", ".git/refs/x")) {
+            assertTrue(Files.exists(project.resolve(kept + "/config")), kept);
+        }
+    }
+
+    @Test
+    void aLayoutThatWasThereIsJudgedLikeAGitDirectory() throws IOException {
+        Path fixture = project.resolve("test/fixture.git");
+        repositoryLayout(fixture, "ref: refs/heads/main\n");
+        write(fixture.resolve("hooks/update.sample"), "#!/bin/sh\n");
+        write(fixture.resolve("README"), "the user's own file\n");
+        SurfaceReview.Snapshot before = snapshot();
+
+        // What ordinary git work leaves there, and a file git does not read: no finding.
+        write(fixture.resolve("refs/heads/topic"), "1234\n");
+        write(fixture.resolve("objects/ab/cdef"), "blob");
+        write(fixture.resolve("packed-refs"), "# pack-refs\n");
+        write(fixture.resolve("FETCH_HEAD"), "1234\n");
+        write(fixture.resolve("notes.txt"), "the user's\n");
+        assertEquals(Set.of(), summary(after(before)));
+
+        // A hook and alternates added to it are, like in a git directory.
+        before = snapshot();
+        write(fixture.resolve("hooks/post-update"), "evil\n");
+        write(fixture.resolve("objects/info/alternates"), "/elsewhere\n");
+        assertEquals(
+                Set.of(
+                        "project test/fixture.git/hooks/post-update bare-repository new",
+                        "project test/fixture.git/objects/info/alternates bare-repository new"),
+                summary(review.afterSession(before, quarantine, "s2")));
+
+        // A changed config takes the unchanged HEAD along.
+        before = snapshot();
+        write(fixture.resolve("config"), "[core]\n\tfsmonitor = evil\n");
+        List<Finding> findings = review.afterSession(before, quarantine, "s3");
+        assertEquals(
+                Set.of(
+                        "project test/fixture.git/HEAD bare-repository changed",
+                        "project test/fixture.git/config bare-repository changed"),
+                summary(findings));
+        Finding head = findings.stream()
+                .filter(f -> f.path().endsWith("HEAD"))
+                .findFirst()
+                .orElseThrow();
+        assertTrue(head.detail().startsWith("unchanged, moved with"), head.detail());
+        assertTrue(Files.exists(fixture.resolve("README")));
+        assertTrue(Files.exists(fixture.resolve("notes.txt")));
+    }
+
+    @Test
+    void anAgentDirectoryLaidOutAsARepositoryLosesItsHeadAndConfig() throws IOException {
+        SurfaceReview.Snapshot before = snapshot();
+        repositoryLayout(home.resolve(".claude"), "ref: refs/heads/main\n");
+        assertEquals(
+                Set.of("home/.claude HEAD bare-repository new", "home/.claude config bare-repository new"),
+                summary(after(before)));
+        assertTrue(Files.isDirectory(home.resolve(".claude/objects")));
+    }
+
+    /** A surface written at {@code write}, reported at {@code reported}, of {@code kind}, its reason naming {@code why}. */
+    private record Named(String write, String reported, SurfaceKind kind, String why) {}
+
+    private static final List<Named> PROJECT_SURFACES = List.of(
+            new Named(".zed/tasks.json", ".zed", SurfaceKind.EDITOR_SETTINGS, "Zed"),
+            new Named("sub/.zed/settings.json", "sub/.zed", SurfaceKind.EDITOR_SETTINGS, "language servers"),
+            new Named(".crush.json", ".crush.json", SurfaceKind.AGENT_SETTINGS, "Crush"),
+            new Named("sub/crush.json", "sub/crush.json", SurfaceKind.AGENT_SETTINGS, "MCP"),
+            new Named(".crushrc", ".crushrc", SurfaceKind.AGENT_SETTINGS, "Bash"),
+            new Named("crushrc", "crushrc", SurfaceKind.AGENT_SETTINGS, "Bash"),
+            new Named(".aider.conf.yml", ".aider.conf.yml", SurfaceKind.AGENT_SETTINGS, "lint-cmd"),
+            new Named(".yarnrc.yml", ".yarnrc.yml", SurfaceKind.PACKAGE_MANAGER_CONFIG, "yarnPath"),
+            new Named(".yarnrc", ".yarnrc", SurfaceKind.PACKAGE_MANAGER_CONFIG, "yarn-path"),
+            new Named("web/.npmrc", "web/.npmrc", SurfaceKind.PACKAGE_MANAGER_CONFIG, "script-shell"),
+            new Named("mise.toml", "mise.toml", SurfaceKind.VERSION_MANAGER, "hooks"),
+            new Named(".mise.toml", ".mise.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named("mise.local.toml", "mise.local.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".mise.staging.toml", ".mise.staging.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".mise/config.toml", ".mise", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named("mise/config.toml", "mise/config.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".config/mise/conf.d/a.toml", ".config/mise", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".config/mise.toml", ".config/mise.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".rtx.toml", ".rtx.toml", SurfaceKind.VERSION_MANAGER, "mise"),
+            new Named(".tool-versions", ".tool-versions", SurfaceKind.VERSION_MANAGER, "path:"),
+            new Named(".lintstagedrc.json", ".lintstagedrc.json", SurfaceKind.HOOK_MANAGER, "lint-staged"),
+            new Named("lint-staged.config.mjs", "lint-staged.config.mjs", SurfaceKind.HOOK_MANAGER, "lint-staged"),
+            new Named(".huskyrc", ".huskyrc", SurfaceKind.HOOK_MANAGER, "husky 4"),
+            new Named("husky.config.js", "husky.config.js", SurfaceKind.HOOK_MANAGER, "husky 4"),
+            new Named("lefthook-local.yml", "lefthook-local.yml", SurfaceKind.HOOK_MANAGER, "lefthook"));
+
+    private static final List<Named> HOME_SURFACES = List.of(
+            new Named(".config/opencode/config.json", "config.json", SurfaceKind.HOME_AGENT_SETTINGS, "global config"),
+            new Named(".config/opencode/config", "config", SurfaceKind.HOME_AGENT_SETTINGS, "legacy TOML"),
+            new Named(".config/opencode/tools/t.ts", "tools", SurfaceKind.HOME_AGENT_SETTINGS, "custom tools"),
+            new Named(".config/opencode/mode/m.md", "mode", SurfaceKind.HOME_AGENT_SETTINGS, "modes"),
+            new Named(".config/opencode/package.json", "package.json", SurfaceKind.HOME_AGENT_SETTINGS, "bun install"),
+            new Named(
+                    ".config/opencode/node_modules/x/i.js", "node_modules", SurfaceKind.HOME_AGENT_SETTINGS, "import"),
+            new Named(".config/opencode/bunfig.toml", "bunfig.toml", SurfaceKind.HOME_AGENT_SETTINGS, "registry"),
+            new Named(".config/opencode/bun.lock", "bun.lock", SurfaceKind.HOME_AGENT_SETTINGS, "registry"),
+            new Named(".config/crush/crushrc", "crushrc", SurfaceKind.HOME_AGENT_SETTINGS, "Bash"),
+            new Named(".local/share/crush/crush.json", "crush.json", SurfaceKind.HOME_AGENT_SETTINGS, "MCP"),
+            new Named(".gemini/.env", ".env", SurfaceKind.HOME_AGENT_SETTINGS, "NODE_OPTIONS"),
+            new Named(".aider/oauth-keys.env", "oauth-keys.env", SurfaceKind.HOME_AGENT_SETTINGS, "AIDER_LINT_CMD"),
+            new Named(".cache/opencode/bin/rg", "bin", SurfaceKind.HOME_AGENT_SETTINGS, "ripgrep"),
+            new Named(
+                    ".cache/opencode/node_modules/p/i.js", "node_modules", SurfaceKind.HOME_AGENT_SETTINGS, "plugins"),
+            new Named(".cache/opencode/package.json", "package.json", SurfaceKind.HOME_AGENT_SETTINGS, "bun add"));
+
+    /** Data, or what the tool reads no command from: not surfaces. */
+    private static final List<String> NOT_SURFACES = List.of(
+            "project/.nvmrc",
+            "project/.node-version",
+            "project/.lfsconfig",
+            "project/.env",
+            "project/.aider.chat.history.md",
+            "project/.aider.model.settings.yml",
+            "project/.crush/crush.db",
+            "project/config.toml",
+            "project/mise/tasks.md",
+            "home/.cache/opencode/models.json",
+            "home/.local/share/crush/crush.db",
+            "home/.aider/caches/x",
+            "home/.gemini/tmp/x",
+            "home/.config/opencode/AGENTS.md");
+
+    private Path under(String rootAndPath) {
+        return rootAndPath.startsWith("home/")
+                ? home.resolve(rootAndPath.substring("home/".length()))
+                : project.resolve(rootAndPath.substring("project/".length()));
+    }
+
+    @Test
+    void eachToolsSettingsAreQuarantinedWhenNewWithTheToolsReason() throws IOException {
+        SurfaceReview.Snapshot before = snapshotAllHomes();
+        for (Named n : PROJECT_SURFACES) {
+            write(project.resolve(n.write()), "x\n");
+        }
+        for (Named n : HOME_SURFACES) {
+            write(home.resolve(n.write()), "x\n");
+        }
+        for (String data : NOT_SURFACES) {
+            write(under(data), "x\n");
+        }
+
+        List<Finding> findings = after(before);
+
+        Set<String> expected = new TreeSet<>();
+        for (Named n : PROJECT_SURFACES) {
+            expected.add("project " + n.reported() + " " + n.kind().code() + " new");
+        }
+        for (Named n : HOME_SURFACES) {
+            Path agentDir = SurfaceReview.AGENT_HOME_DIRS.stream()
+                    .filter(Path.of(n.write())::startsWith)
+                    .findFirst()
+                    .orElseThrow();
+            expected.add(
+                    "home/" + agentDir + " " + n.reported() + " " + n.kind().code() + " new");
+        }
+        assertEquals(expected, summary(findings));
+        for (Named n : PROJECT_SURFACES) {
+            Finding f = findings.stream()
+                    .filter(x -> x.root().kind().equals("project") && x.path().equals(Path.of(n.reported())))
+                    .findFirst()
+                    .orElseThrow();
+            assertTrue(f.reason().contains(n.why()), n + ": " + f.reason());
+            assertTrue(f.describe().contains("(" + f.reason() + ")"), f.describe());
+        }
+        for (Named n : HOME_SURFACES) {
+            Finding f = findings.stream()
+                    .filter(x ->
+                            home.resolve(n.write()).startsWith(x.root().dir().resolve(x.path())))
+                    .findFirst()
+                    .orElseThrow();
+            assertTrue(f.reason().contains(n.why()), n + ": " + f.reason());
+        }
+        for (String data : NOT_SURFACES) {
+            assertTrue(Files.exists(under(data)), data);
+        }
+    }
+
+    @Test
+    void eachToolsSettingsThatDidNotChangeAreNoFinding() throws IOException {
+        for (Named n : PROJECT_SURFACES) {
+            write(project.resolve(n.write()), "x\n");
+        }
+        for (Named n : HOME_SURFACES) {
+            write(home.resolve(n.write()), "x\n");
+        }
+        SurfaceReview.Snapshot before = snapshotAllHomes();
+        assertEquals(List.of(), before.incomplete());
+        assertEquals(List.of(), after(before));
+    }
+
+    @Test
+    void anOpencodePluginPackageNewOrChangedIsQuarantinedAndTheRestStays() throws IOException {
+        Path modules = home.resolve(".cache/opencode/node_modules");
+        write(modules.resolve("opencode-a/index.js"), "a()");
+        write(modules.resolve("opencode-a/package.json"), "{}");
+        write(modules.resolve("@scope/b/index.js"), "b()");
+        write(home.resolve(".cache/opencode/models.json"), "{}");
+        SurfaceReview.Snapshot before = snapshotAllHomes();
+
+        write(modules.resolve("opencode-c/index.js"), "evil()");
+        write(modules.resolve("@scope/d/index.js"), "evil()");
+        write(modules.resolve("opencode-a/index.js"), "evil()");
+        write(home.resolve(".cache/opencode/models.json"), "{\"new\": 1}");
+
+        assertEquals(
+                Set.of(
+                        "home/.cache/opencode node_modules/@scope/d home-agent-settings new",
+                        "home/.cache/opencode node_modules/opencode-a/index.js home-agent-settings changed",
+                        "home/.cache/opencode node_modules/opencode-c home-agent-settings new"),
+                summary(after(before)));
+        assertTrue(Files.exists(modules.resolve("@scope/b/index.js")));
+        assertTrue(Files.exists(modules.resolve("opencode-a/package.json")));
+    }
+
+    @Test
+    void nothingIsJudgedNewInADirectoryTheSnapshotDidNotWalkToTheEnd() throws IOException {
+        for (int i = 0; i < 100; i++) {
+            write(project.resolve("x/a/f" + i), "x");
+        }
+        write(project.resolve("x/b/.envrc"), "the user's\n");
+        SurfaceReview small =
+                new SurfaceReview(new SurfaceReview.Limits(64, 60, 1 << 20, Duration.ofSeconds(10)), CLOCK);
+        SurfaceReview.Snapshot before = small.snapshot(project, home, List.of(project));
+        assertEquals(1, before.incomplete().size(), before.incomplete().toString());
+        assertTrue(
+                before.incomplete().get(0).contains("at " + project.resolve("x/a")),
+                before.incomplete().toString());
+
+        // The agent empties x/a: now the review gets to x/b, which the snapshot never reached.
+        deleteTree(project.resolve("x/a"));
+        write(project.resolve(".envrc"), "new\n");
+        List<Finding> findings = small.afterSession(before, quarantine, SESSION);
+
+        assertEquals(Set.of("project .envrc envrc new", "project x/a review-incomplete incomplete"), summary(findings));
+        assertTrue(Files.exists(project.resolve("x/b/.envrc")));
+    }
+
+    @Test
+    void theNewAgentDirectoriesAreRootsWhenWritable() {
+        List<SurfaceReview.Root> roots = SurfaceReview.roots(
+                project,
+                home,
+                List.of(project, home.resolve(".cache"), home.resolve(".local/share"), home.resolve(".aider")));
+        assertEquals(
+                List.of("project", "home/.cache/opencode", "home/.local/share/crush", "home/.aider"),
                 roots.stream().map(SurfaceReview.Root::kind).toList());
     }
 }
