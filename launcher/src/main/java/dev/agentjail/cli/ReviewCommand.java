@@ -141,11 +141,14 @@ final class ReviewCommand implements Callable<Integer> {
         for (Quarantine.Item i : items) {
             if (!i.session().equals(session)) {
                 session = i.session();
-                out.println("Session " + session + " (" + i.time() + "), project " + i.project() + ":");
+                out.println("Session " + session + " (" + i.time() + "), project "
+                        + LogRecordText.printable(i.project().toString()) + ":");
             }
-            out.println("  " + i.id() + "  " + i.kind().code() + ", "
+            // Names come from the agent: printed with their control characters escaped, as the log's are.
+            out.println("  " + LogRecordText.printable(i.id()) + "  " + i.kind().code() + ", "
                     + i.change().name().toLowerCase(Locale.ROOT)
-                    + " " + i.type().name().toLowerCase(Locale.ROOT) + ", from " + i.original()
+                    + " " + i.type().name().toLowerCase(Locale.ROOT) + ", from "
+                    + LogRecordText.printable(i.original().toString())
                     + i.sha256().map(s -> ", sha256 " + s).orElse(""));
         }
         out.println("agentjail review --restore ID puts an item back, --discard SESSION deletes a session's.");
@@ -158,7 +161,8 @@ final class ReviewCommand implements Callable<Integer> {
                 ? Optional.empty()
                 : Optional.of(Path.of(spec.substring(slash + 1)).normalize());
         for (Quarantine.Item i : quarantine.restore(session, prefix, force)) {
-            out.println("Restored " + i.original() + " (" + i.kind().code() + ", from " + i.id() + ")");
+            out.println("Restored " + LogRecordText.printable(i.original().toString()) + " ("
+                    + i.kind().code() + ", from " + LogRecordText.printable(i.id()) + ")");
         }
     }
 

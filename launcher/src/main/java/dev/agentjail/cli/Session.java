@@ -22,6 +22,7 @@ import dev.agentjail.jail.Placeholders;
 import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
+import dev.agentjail.jail.Repositories;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
@@ -167,10 +168,11 @@ final class Session {
             throws Exception {
         StartupTrace.mark("inspection set up");
         // git's configuration is read by a git process: it starts now and runs while the rest is prepared.
-        CompletableFuture<List<String>> gitConfig = CompletableFuture.supplyAsync(
+        CompletableFuture<GitConfigSurfaces.Found> gitConfig = CompletableFuture.supplyAsync(
                 () -> {
                     try {
-                        return GitConfigSurfaces.find(project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+                        return GitConfigSurfaces.find(
+                                project, project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
@@ -246,17 +248,22 @@ final class Session {
                     MaskedFiles.DEFAULT_MAX_ENTRIES);
             List<Path> masked = scan.masked();
             List<String> patterns = protectedPatterns(policy);
-            // What the effective git configuration has git run or read from the working tree, on the host.
-            List<String> fromGitConfig = gitConfig(gitConfig);
-            patterns.addAll(fromGitConfig);
-            List<Path> hookDirs = fromGitConfig.stream()
-                    .filter(pattern -> pattern.endsWith("/"))
-                    .map(pattern -> Path.of(pattern.substring(0, pattern.length() - 1)))
-                    .toList();
-            protectedPaths = ProtectedPaths.resolve(project, patterns, scan.nestedGit(), hookDirs);
+            // What each repository's effective git configuration has git run or read from the working tree, on the
+            // host.
+            List<Repositories.Repository> repositories = Repositories.find(project, scan.nestedGit());
+            List<ProtectedPaths.HookDir> hookDirs = new ArrayList<>();
+            for (Repositories.Repository repo : repositories) {
+                GitConfigSurfaces.Found found = repo.worktree().equals(project)
+                        ? gitConfig(gitConfig)
+                        : GitConfigSurfaces.find(
+                                project, repo.worktree(), jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+                patterns.addAll(found.patterns());
+                found.hookDirs().forEach(dir -> hookDirs.add(new ProtectedPaths.HookDir(dir, repo.worktree())));
+            }
+            protectedPaths = ProtectedPaths.resolve(project, patterns, repositories, hookDirs);
             if (hostUser.isEmpty() && Uids.current() == 0) {
                 // Kernel uid 0 in the jail owns the project's files: what it opens up to other users is taken back.
-                modes = ModeGuard.record(project, protectedPaths);
+                modes = ModeGuard.recordTree(project, protectedPaths, MaskedFiles.DEFAULT_MAX_ENTRIES);
             }
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
@@ -269,6 +276,9 @@ final class Session {
                         placeholder.relative(),
                         Access.READ_ONLY,
                         Optional.of(HomePlaceholders.write(sessionDir, placeholder.relative()))));
+            }
+            for (Path named : namedByHomeSettings(policy, jailHome, resolved.homeEntries())) {
+                homeEntries.add(new HomeEntry(named, Access.READ_ONLY));
             }
             homeEntries.sort(Comparator.comparingInt(e -> e.relative().getNameCount()));
             BindSources.Resolved binds = new BindSources.Resolved(homeEntries, resolved.extraBinds());
@@ -388,8 +398,13 @@ final class Session {
             removePlaceholders(project, protectedPaths);
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
-                for (Path opened : modes.restore()) {
-                    err.println("agentjail: took back the group and other write permission the agent gave " + opened);
+                List<Path> opened = modes.restore();
+                opened.stream()
+                        .limit(10)
+                        .forEach(p -> err.println("agentjail: took back the group and other write permission the agent"
+                                + " gave " + LogRecordText.printable(p.toString())));
+                if (opened.size() > 10) {
+                    err.println("agentjail: ... and from " + (opened.size() - 10) + " more");
                 }
             }
             List<String> findings = surfaces == null ? List.of() : reviewSurfaces(review, surfaces);
@@ -478,7 +493,8 @@ final class Session {
         try {
             List<SurfaceReview.Finding> findings =
                     review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id);
-            findings.forEach(f -> err.println("agentjail: " + f.describe()));
+            // Paths come from the agent: printed with their control characters escaped, as the log's are.
+            findings.forEach(f -> err.println("agentjail: " + LogRecordText.printable(f.describe())));
             if (findings.stream().anyMatch(f -> f.quarantinedTo().isPresent())) {
                 err.println("agentjail: `agentjail review` lists what was quarantined; --restore puts an item back");
             }
@@ -552,7 +568,61 @@ final class Session {
         return List.copyOf(placeholders);
     }
 
-    private static List<String> gitConfig(CompletableFuture<List<String>> reading) throws IOException {
+    /**
+     * The home files that a preset's read-only settings file names (Claude Code's {@code statusLine.command:
+     * ~/.claude/statusline.sh}, a Codex {@code notify} script) and that lie in a directory bound writable: the agent
+     * outside the jail runs them, so they are read-only too. A word counts when it is {@code ~/...}, {@code
+     * $HOME/...}, {@code ${HOME}/...} or the home's absolute path and names an existing regular file.
+     */
+    static List<Path> namedByHomeSettings(Policy policy, Path home, List<HomeEntry> bound) {
+        List<Path> named = new ArrayList<>();
+        List<Path> writable = bound.stream()
+                .filter(e -> e.access() == Access.READ_WRITE)
+                .map(HomeEntry::relative)
+                .toList();
+        for (HostPath p : policy.filesystem().read()) {
+            Path settings = home.resolve(p.path());
+            if (p.anchor() != HostPath.Anchor.HOME
+                    || !Files.isRegularFile(settings, LinkOption.NOFOLLOW_LINKS)
+                    || writable.stream()
+                            .noneMatch(w -> p.path().startsWith(w) && !p.path().equals(w))) {
+                continue;
+            }
+            String text;
+            try {
+                if (Files.size(settings) > 256 * 1024) {
+                    continue;
+                }
+                text = Files.readString(settings);
+            } catch (IOException | java.io.UncheckedIOException e) {
+                continue;
+            }
+            for (String word : text.split("[\\s\"'`,;|&()<>=\\[\\]{}]+")) {
+                String rest = null;
+                for (String prefix : List.of("~/", "$HOME/", "${HOME}/", home + "/")) {
+                    if (word.startsWith(prefix)) {
+                        rest = word.substring(prefix.length());
+                    }
+                }
+                if (rest == null || rest.isEmpty()) {
+                    continue;
+                }
+                Path relative = Path.of(rest).normalize();
+                Path file = home.resolve(relative).normalize();
+                if (file.startsWith(home)
+                        && !relative.startsWith("..")
+                        && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                        && writable.stream().anyMatch(relative::startsWith)
+                        && !named.contains(relative)) {
+                    named.add(relative);
+                }
+            }
+        }
+        return List.copyOf(named);
+    }
+
+    private static GitConfigSurfaces.Found gitConfig(CompletableFuture<GitConfigSurfaces.Found> reading)
+            throws IOException {
         try {
             return reading.join();
         } catch (CompletionException e) {

@@ -61,16 +61,33 @@ public final class GitConfigSurfaces {
      * {@code path}, nothing on the host runs git, and the list is empty.
      */
     public static List<String> find(Path project, Path home, String path) throws IOException {
+        return find(project, project, home, path).patterns();
+    }
+
+    /**
+     * What the configuration of the repository whose working tree is {@code worktree} (the project, or a repository
+     * nested in it) names: protected-path patterns relative to {@code project}, and the hooks directories it sets
+     * ({@code core.hooksPath}, absolute, inside the project or not), whose scripts may name project files in turn.
+     */
+    public record Found(List<String> patterns, List<Path> hookDirs) {
+        public Found {
+            patterns = List.copyOf(patterns);
+            hookDirs = List.copyOf(hookDirs);
+        }
+    }
+
+    /** As {@link #find(Path, Path, String)} for the repository at {@code worktree}. */
+    public static Found find(Path project, Path worktree, Path home, String path) throws IOException {
         Optional<Path> git = executable(path);
         if (git.isEmpty()) {
-            return List.of();
+            return new Found(List.of(), List.of());
         }
         ProcessBuilder pb = new ProcessBuilder(
                         git.get().toString(),
                         "-c",
                         "safe.directory=*",
                         "-C",
-                        project.toString(),
+                        worktree.toString(),
                         "config",
                         "--list",
                         "--show-origin",
@@ -97,12 +114,17 @@ public final class GitConfigSurfaces {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while reading the git configuration of " + project, e);
         }
-        return fromListing(project, home, new String(out, StandardCharsets.UTF_8));
+        return fromListing(project, worktree, home, new String(out, StandardCharsets.UTF_8));
     }
 
     /** The same from the output of {@code git config --list --show-origin -z}. */
     static List<String> fromListing(Path project, Path home, String listing) {
+        return fromListing(project, project, home, listing).patterns();
+    }
+
+    static Found fromListing(Path project, Path worktree, Path home, String listing) {
         Set<String> patterns = new LinkedHashSet<>();
+        Set<Path> hookDirs = new LinkedHashSet<>();
         String[] fields = listing.split("\0", -1);
         for (int i = 0; i + 1 < fields.length; i += 2) {
             String origin = fields[i];
@@ -112,13 +134,17 @@ public final class GitConfigSurfaces {
             String value = newline < 0 ? "" : entry.substring(newline + 1);
             Path configDir = origin.startsWith("file:")
                     ? Optional.ofNullable(Path.of(origin.substring(5)).getParent())
-                            .orElse(project)
-                    : project;
+                            .orElse(worktree)
+                    : worktree;
             if (matches(PATH_KEYS, key)) {
                 // Relative include paths are read from the including file's directory; a hooks path and an
                 // attributes file from the working tree's top.
-                Path base = key.startsWith("include") ? configDir : project;
+                Path base = key.startsWith("include") ? configDir : worktree;
                 resolve(project, home, base, value).ifPresent(p -> patterns.add(pattern(project, p, key)));
+                if (key.equals("core.hookspath") && !value.isBlank()) {
+                    // Wherever it is (a global dispatcher outside the project too): its scripts may name project files.
+                    hookDirs.add(absolute(home, base, value));
+                }
                 if (key.equals("core.hookspath")) {
                     // husky >= 9 points git at .husky/_, whose one script runs the user's hooks in .husky/.
                     resolve(project, home, base, value)
@@ -134,13 +160,20 @@ public final class GitConfigSurfaces {
                     if (token.isEmpty() || isBoolean(token)) {
                         continue;
                     }
-                    resolve(project, home, project, token)
+                    resolve(project, home, worktree, token)
                             .filter(p -> Files.exists(p, LinkOption.NOFOLLOW_LINKS))
                             .ifPresent(p -> patterns.add(pattern(project, p, key)));
                 }
             }
         }
-        return List.copyOf(patterns);
+        return new Found(List.copyOf(patterns), List.copyOf(hookDirs));
+    }
+
+    private static Path absolute(Path home, Path base, String value) {
+        Path p = value.equals("~") || value.startsWith("~/")
+                ? home.resolve(value.length() > 2 ? value.substring(2) : "")
+                : base.resolve(value);
+        return p.toAbsolutePath().normalize();
     }
 
     /** The absolute path {@code value} names, if it lies inside the project (the project itself excluded). */
@@ -156,9 +189,31 @@ public final class GitConfigSurfaces {
                 p = base.resolve(value);
             }
             p = p.toAbsolutePath().normalize();
+            // By its real path too: a path through a link to the project (/home -> /var/home) names the same files.
+            Path real = realPrefix(p);
+            Path realProject = realPrefix(project);
+            if (!p.startsWith(project) && real.startsWith(realProject)) {
+                p = project.resolve(realProject.relativize(real));
+            }
             return p.startsWith(project) && !p.equals(project) ? Optional.of(p) : Optional.empty();
         } catch (RuntimeException unusable) {
             return Optional.empty();
+        }
+    }
+
+    /** The real path of the longest existing prefix of {@code path}, with the rest appended. */
+    private static Path realPrefix(Path path) {
+        Path existing = path;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return path;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(path));
+        } catch (IOException e) {
+            return path;
         }
     }
 

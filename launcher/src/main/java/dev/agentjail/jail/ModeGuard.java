@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,9 +26,42 @@ public final class ModeGuard {
     private static final int GROUP_OTHER_WRITE = 0022;
 
     private final Map<Path, Integer> before;
+    private final Path project;
+    /** Entries of the project that were already group or other writable (relative), or null: not walked. */
+    private final Set<Path> openBefore;
 
-    private ModeGuard(Map<Path, Integer> before) {
+    private final int maxEntries;
+
+    private ModeGuard(Map<Path, Integer> before, Path project, Set<Path> openBefore, int maxEntries) {
         this.before = before;
+        this.project = project;
+        this.openBefore = openBefore;
+        this.maxEntries = maxEntries;
+    }
+
+    /**
+     * As {@link #record}, and walks the whole project (up to {@code maxEntries}, following no link) for what is already
+     * group or other writable, so that {@link #restore} takes the bits back from every file and directory that gained
+     * them: a root-owned {@code Makefile}, {@code src/} or {@code .git/refs} made 0777 lets another local user change
+     * what root builds or checks out next.
+     */
+    public static ModeGuard recordTree(Path project, List<ProtectedPath> paths, int maxEntries) throws IOException {
+        Set<Path> open = new HashSet<>();
+        ProjectFiles.of(project).walk(Path.of(""), Integer.MAX_VALUE / 2, maxEntries, (relative, attributes) -> {
+            if (!attributes.isSymbolicLink() && (mode(attributes) & GROUP_OTHER_WRITE) != 0) {
+                open.add(relative);
+            }
+            return ProjectFiles.Visit.CONTINUE;
+        });
+        return new ModeGuard(record(project, paths).before, project, open, maxEntries);
+    }
+
+    private static int mode(PosixFileAttributes attributes) {
+        int mode = 0;
+        for (PosixFilePermission p : attributes.permissions()) {
+            mode |= 0400 >> p.ordinal();
+        }
+        return mode;
     }
 
     /** Records the modes of the project itself and of each protected path and pin that exists. */
@@ -39,7 +74,7 @@ public final class ModeGuard {
                 mode(path).ifPresent(m -> modes.put(path, m));
             }
         }
-        return new ModeGuard(modes);
+        return new ModeGuard(modes, project, null, 0);
     }
 
     /**
@@ -65,7 +100,30 @@ public final class ModeGuard {
                 // Reported by the caller as not restored: the path stays in the list only when the change worked.
             }
         }
+        if (openBefore != null) {
+            restoreTree(restored);
+        }
         return List.copyOf(restored);
+    }
+
+    private void restoreTree(List<Path> restored) {
+        try {
+            ProjectFiles.of(project)
+                    .walk(Path.of(""), Integer.MAX_VALUE / 2, maxEntries * 2, (relative, attributes) -> {
+                        int mode = mode(attributes);
+                        if (!attributes.isSymbolicLink()
+                                && (attributes.isDirectory() || attributes.isRegularFile())
+                                && (mode & GROUP_OTHER_WRITE) != 0
+                                && !openBefore.contains(relative)) {
+                            Path path = project.resolve(relative);
+                            Files.setPosixFilePermissions(path, permissions(mode & ~GROUP_OTHER_WRITE));
+                            restored.add(path);
+                        }
+                        return ProjectFiles.Visit.CONTINUE;
+                    });
+        } catch (IOException e) {
+            restored.add(project.resolve("(not all checked: " + e.getMessage() + ")"));
+        }
     }
 
     private static Optional<Integer> mode(Path path) {

@@ -87,17 +87,21 @@ public final class ProtectedPaths {
         return resolve(project, patterns, List.of(), List.of());
     }
 
+    /** A directory of hooks and the working tree its hooks run in (git runs hooks from the working tree's top). */
+    public record HookDir(Path dir, Path worktree) {}
+
     /**
-     * As above, also protecting the metadata of the repositories nested in the project ({@code nestedGit}: their
-     * {@code .git} directories or files, relative to the project) and, in each hooks directory ({@code .git/hooks},
-     * the nested ones, and {@code hookDirs}, such as a {@code core.hooksPath} in the working tree), the project files
-     * its hooks lead to: a hook that is a link to {@code scripts/pre-commit}, or that runs {@code ./scripts/check.sh},
-     * runs that file on the host at the user's next commit.
+     * As above, also protecting each repository's metadata (its config, hooks, config.worktree, commondir and info/,
+     * wherever in the project its metadata directory lies, and the {@code .git} file naming it) and, in each hooks
+     * directory ({@code HOOKS} of every repository, and {@code hookDirs}, such as a {@code core.hooksPath}), the project
+     * files its hooks lead to: a hook that is a link to {@code scripts/pre-commit}, or whose script runs {@code
+     * ./scripts/check.sh} or {@code python3 check.py}, runs that file on the host at the user's next commit.
      */
     public static List<ProtectedPath> resolve(
-            Path project, List<String> patterns, List<Path> nestedGit, List<Path> hookDirs) throws IOException {
+            Path project, List<String> patterns, List<Repositories.Repository> repositories, List<HookDir> hookDirs)
+            throws IOException {
         List<String> all = new ArrayList<>();
-        List<Path> hooks = new ArrayList<>(hookDirs);
+        List<HookDir> hooks = new ArrayList<>(hookDirs);
         Path topGit = project.resolve(".git");
         boolean gitFile = Files.isRegularFile(topGit, LinkOption.NOFOLLOW_LINKS);
         for (String pattern : patterns) {
@@ -106,26 +110,24 @@ public final class ProtectedPaths {
                 all.add(pattern);
             }
         }
-        if (gitFile) {
-            all.add(".git");
-        } else {
-            hooks.add(Path.of(".git/hooks"));
-        }
         boolean gitProtected = patterns.stream().anyMatch(pattern -> pattern.startsWith(".git/"));
         if (gitProtected && !Files.exists(topGit, LinkOption.NOFOLLOW_LINKS)) {
             // No repository: git would take the project itself for a bare one if HEAD, objects/ and refs/ were there.
             all.add("HEAD");
         }
-        for (Path git : nestedGit) {
-            if (Files.isDirectory(project.resolve(git), LinkOption.NOFOLLOW_LINKS)) {
-                all.add(git.resolve("config").toString());
-                all.add(git.resolve("hooks") + "/");
-                hooks.add(git.resolve("hooks"));
-                for (String entry : GIT_DIR_EXISTING) {
-                    all.add(EXISTING + git.resolve(strip(entry)));
-                }
-            } else {
-                all.add(git.toString());
+        Path realProject = project.toRealPath();
+        for (Repositories.Repository repo : repositories) {
+            repo.gitFile().ifPresent(file -> all.add(project.relativize(file).toString()));
+            hooks.add(new HookDir(repo.gitDir().resolve("hooks"), repo.worktree()));
+            Path gitDir = realOrSelf(repo.gitDir());
+            if (!gitDir.startsWith(realProject) || gitDir.equals(realProject)) {
+                continue;
+            }
+            Path relative = realProject.relativize(gitDir);
+            all.add(relative.resolve("config").toString());
+            all.add(relative.resolve("hooks") + "/");
+            for (String entry : GIT_DIR_EXISTING) {
+                all.add(EXISTING + relative.resolve(strip(entry)));
             }
         }
         Map<Path, ProtectedPath> found = new LinkedHashMap<>();
@@ -145,7 +147,7 @@ public final class ProtectedPaths {
             }
         }
         gitMetadata(project, found);
-        for (Path dir : hooks) {
+        for (HookDir dir : hooks) {
             hookTargets(project, dir, found);
         }
         for (ProtectedPath p : List.copyOf(found.values())) {
@@ -198,44 +200,133 @@ public final class ProtectedPaths {
     }
 
     /**
-     * Protects the project files the hooks in {@code dir} lead to: a hook that is a link into the project, and every
-     * word of a hook script (up to {@link #MAX_HOOK_BYTES}) that names an existing project file by a path ({@code
-     * ./scripts/check.sh}, {@code .husky/pre-commit}, {@code --config=.pre-commit-config.yaml}); git runs hooks from the
-     * working tree's top. One level: what those files run in turn is the project's own code.
+     * Protects the project files the hooks in {@code hooks} lead to: a hook that is a link into the project (its
+     * target; a link on the way that lies in the project refuses the session, since the agent could point it
+     * elsewhere), and every word of a hook script (up to {@link #MAX_HOOK_BYTES}) that names an existing project file,
+     * taken from the working tree's top, from a directory another word names ({@code cd scripts && sh check.sh}), or,
+     * for a word that starts with "/", from the top as well ({@code "$(git rev-parse --show-toplevel)"/scripts/x}).
+     * One level: what those files run in turn is the project's own code.
      */
-    private static void hookTargets(Path project, Path dir, Map<Path, ProtectedPath> found) throws IOException {
-        Path hooks = project.resolve(dir);
-        if (!Files.isDirectory(hooks, LinkOption.NOFOLLOW_LINKS)) {
+    private static void hookTargets(Path project, HookDir hooks, Map<Path, ProtectedPath> found) throws IOException {
+        Path dir = hooks.dir();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
+        Path realProject = project.toRealPath();
         List<Path> entries = new ArrayList<>();
-        try (java.util.stream.Stream<Path> walk = Files.walk(hooks, 3)) {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir, 3)) {
             walk.limit(MAX_LINK_CHECK).forEach(entries::add);
         }
         for (Path entry : entries) {
             if (Files.isSymbolicLink(entry)) {
-                Path target =
-                        entry.getParent().resolve(Files.readSymbolicLink(entry)).normalize();
-                protectTarget(project, target, found);
+                linkedHook(project, realProject, entry, found);
             } else if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS) && Files.size(entry) <= MAX_HOOK_BYTES) {
                 String script = new String(Files.readAllBytes(entry), java.nio.charset.StandardCharsets.UTF_8);
+                List<String> words = new ArrayList<>();
                 for (String token : HOOK_TOKEN.split(script)) {
-                    if (token.length() > 1 && (token.contains("/") || token.startsWith("."))) {
-                        protectTarget(project, project.resolve(token).normalize(), found);
+                    if (!token.isEmpty() && !token.equals("/")) {
+                        words.add(token);
+                    }
+                }
+                List<Path> bases = new ArrayList<>(List.of(hooks.worktree()));
+                for (String word : words) {
+                    Path named = resolveWord(hooks.worktree(), word);
+                    if (named != null
+                            && Files.isDirectory(named, LinkOption.NOFOLLOW_LINKS)
+                            && named.startsWith(project)) {
+                        bases.add(named);
+                    }
+                }
+                for (String word : words) {
+                    for (Path base : bases) {
+                        Path target = resolveWord(base, word);
+                        if (target != null) {
+                            protectTarget(project, target, found);
+                        }
+                        if (word.startsWith("/") && word.length() > 1) {
+                            Path fromTop = resolveWord(base, word.substring(1));
+                            if (fromTop != null) {
+                                protectTarget(project, fromTop, found);
+                            }
+                        }
                     }
                 }
             }
         }
     }
 
+    private static Path resolveWord(Path base, String word) {
+        try {
+            return base.resolve(word).normalize();
+        } catch (RuntimeException notAPath) {
+            return null;
+        }
+    }
+
+    /**
+     * A hook that is a link: its final target, if it lies in the project, is protected; a link on the way that lies
+     * in the project (a chain, a linked directory) could be repointed by the agent, which no read-only bind prevents,
+     * so the session refuses to start and says which.
+     */
+    private static void linkedHook(Path project, Path realProject, Path hook, Map<Path, ProtectedPath> found)
+            throws IOException {
+        Path real;
+        try {
+            real = hook.toRealPath();
+        } catch (IOException dangling) {
+            return;
+        }
+        if (!real.startsWith(realProject)) {
+            return;
+        }
+        Path step = hook;
+        for (int hops = 0; hops < 40 && Files.isSymbolicLink(step); hops++) {
+            Path next = step.getParent().resolve(Files.readSymbolicLink(step)).normalize();
+            Path inProject = firstLinkInProject(realProject, next);
+            if (inProject != null) {
+                throw new IOException("the hook " + hook + " leads through the symbolic link " + inProject
+                        + " in the project, which the agent could point elsewhere; make the hook link straight to the"
+                        + " script (ln -sf " + real + " " + hook + ")");
+            }
+            step = next;
+        }
+        protectTarget(project, realProject.resolve(realProject.relativize(real)), found);
+    }
+
+    /** The first component of {@code path} that lies inside the project and is a link, if any. */
+    private static Path firstLinkInProject(Path realProject, Path path) {
+        Path prefix = path.getRoot();
+        for (Path part : path) {
+            prefix = prefix == null ? part : prefix.resolve(part);
+            Path real = realOrSelf(prefix.getParent() == null ? prefix : prefix.getParent())
+                    .resolve(prefix.getFileName());
+            if (real.startsWith(realProject) && Files.isSymbolicLink(real)) {
+                return real;
+            }
+        }
+        return null;
+    }
+
+    private static Path realOrSelf(Path path) {
+        try {
+            return path.toRealPath();
+        } catch (IOException missing) {
+            return path.toAbsolutePath().normalize();
+        }
+    }
+
     private static void protectTarget(Path project, Path target, Map<Path, ProtectedPath> found) throws IOException {
-        if (target.startsWith(project)
-                && !target.equals(project)
-                && !target.startsWith(project.resolve(".git"))
-                && Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)
-                && target.toRealPath().equals(target)) {
+        Path real = realOrSelf(target);
+        Path realProject = project.toRealPath();
+        if (real.startsWith(realProject)
+                && !real.equals(realProject)
+                && Files.isRegularFile(real, LinkOption.NOFOLLOW_LINKS)
+                && real.equals(target)) {
             // Only a path without links (node_modules/.bin/* are links into packages: the project's own code).
-            resolveOne(project, project.relativize(target), false, found, true);
+            Path relative = realProject.relativize(real);
+            if (!relative.startsWith(".git")) {
+                resolveOne(project, relative, false, found, true);
+            }
         }
     }
 

@@ -124,8 +124,17 @@ final class SurfaceRules {
 
     /** The agents' directories whose top-level settings and code {@link SurfaceReview} checks, in that order. */
     static final List<AgentDir> AGENT_DIRS = List.of(
-            agentDir(".claude", Map.of()),
-            agentDir(".codex", Map.of()),
+            agentDir(
+                    ".claude",
+                    Map.of(
+                            "local",
+                            "Claude Code's local install: the claude alias outside the jail runs local/claude",
+                            "statusline.sh",
+                            "the status line command settings.json names usually lives here; Claude Code runs it at"
+                                    + " every prompt")),
+            agentDir(
+                    ".codex",
+                    Map.of("rules", "Codex's command rules: what they allow runs without asking outside the jail")),
             agentDir(
                     ".gemini",
                     Map.of(

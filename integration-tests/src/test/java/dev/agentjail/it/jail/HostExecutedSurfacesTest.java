@@ -117,6 +117,90 @@ class HostExecutedSurfacesTest {
     }
 
     @Test
+    void separateGitDirsNestedRepositoriesConfigAndWhatHooksRunInOtherWaysAreReadOnly() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q", "--separate-git-dir=" + p.resolve(".repo"), p.toString());
+        Files.createDirectories(p.resolve("scripts"));
+        Files.writeString(p.resolve("precommit.py"), "print('ok')\n");
+        Files.writeString(p.resolve("scripts/cd-check.sh"), HOOK);
+        Files.writeString(p.resolve("scripts/top.sh"), HOOK);
+        Files.writeString(
+                p.resolve(".repo/hooks/pre-commit"),
+                "#!/bin/sh\npython3 precommit.py\ncd scripts && sh cd-check.sh\n"
+                        + "sh \"$(git rev-parse --show-toplevel)\"/scripts/top.sh\n");
+        git(p, "init", "-q", "vendor/lib");
+        Path lib = p.resolve("vendor/lib");
+        git(lib, "config", "core.hooksPath", ".githooks");
+        git(lib, "config", "diff.x.textconv", "sh conv.sh");
+        Files.createDirectories(lib.resolve(".githooks"));
+        Files.writeString(lib.resolve(".githooks/pre-commit"), HOOK);
+        Files.writeString(lib.resolve("conv.sh"), "cat\n");
+
+        AgentjailRun.Outcome o = run.bash("""
+                git config -f .repo/config core.fsmonitor 'touch /tmp/x' 2>/dev/null; echo "separate=$?"
+                echo evil > precommit.py 2>/dev/null; echo "bare_word=$?"
+                echo evil > scripts/cd-check.sh 2>/dev/null; echo "after_cd=$?"
+                echo evil > scripts/top.sh 2>/dev/null; echo "from_top=$?"
+                echo evil > vendor/lib/.githooks/pre-commit 2>/dev/null; echo "nested_hooks_path=$?"
+                echo evil > vendor/lib/conv.sh 2>/dev/null; echo "nested_textconv=$?"
+                echo fine > scripts/other.sh; echo "other=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        for (String refused :
+                List.of("separate", "bare_word", "after_cd", "from_top", "nested_hooks_path", "nested_textconv")) {
+            assertNotEquals("0", o.probe(refused), () -> refused + " succeeded; " + o.describe());
+        }
+        assertEquals("0", o.probe("other"), o::describe);
+    }
+
+    @Test
+    void aHookThatLeadsThroughALinkInTheProjectRefusesTheSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q");
+        Files.createDirectories(p.resolve("scripts"));
+        Files.createDirectories(p.resolve("tools"));
+        Files.writeString(p.resolve("scripts/real.sh"), HOOK);
+        Files.createSymbolicLink(p.resolve("tools/hook"), Path.of("../scripts/real.sh"));
+        Files.createSymbolicLink(p.resolve(".git/hooks/pre-commit"), Path.of("../../tools/hook"));
+
+        AgentjailRun.Outcome o = run.bash("echo \"started=yes\"");
+
+        assertNotEquals(0, o.exitCode(), o::describe);
+        assertTrue(o.probes().isEmpty(), o::describe);
+        assertTrue(
+                o.err()
+                        .contains("leads through the symbolic link "
+                                + p.toRealPath().resolve("tools/hook")),
+                o::describe);
+    }
+
+    @Test
+    void aScriptThePresetsSettingsNameInTheWritableConfigDirIsReadOnly() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Path claude = Files.createDirectories(run.home().resolve(".claude"));
+        Files.writeString(
+                claude.resolve("settings.json"),
+                "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/.claude/statusline.sh\"}}\n");
+        Files.writeString(claude.resolve("statusline.sh"), HOOK);
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo evil > ~/.claude/statusline.sh 2>/dev/null; echo "statusline=$?"
+                echo fine > ~/.claude/notes.md; echo "notes=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertNotEquals("0", o.probe("statusline"), o::describe);
+        assertEquals("0", o.probe("notes"), o::describe);
+        assertEquals(HOOK, Files.readString(claude.resolve("statusline.sh")));
+    }
+
+    @Test
     void permissionsTheAgentOpensUpOnARootProjectAreTakenBack() throws IOException {
         assumeTrue(AgentjailRun.isRoot(), "only a jail started by root for a root-owned project is kernel uid 0");
         AgentjailRun.requireBwrap();
@@ -125,11 +209,18 @@ class HostExecutedSurfacesTest {
         git(p, "init", "-q");
         Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
 
+        Files.writeString(p.resolve("Makefile"), "all:\n");
+        Files.createDirectories(p.resolve("src"));
+
         AgentjailRun.Outcome o = run.bash("""
-                chmod 0777 . .git; echo "chmod=$?"
+                chmod 0777 . .git Makefile src .git/refs; echo "chmod=$?"
                 """);
 
         assertEquals(0, o.exitCode(), o::describe);
+        for (String entry : List.of("Makefile", "src", ".git/refs")) {
+            int mode = (Integer) Files.getAttribute(p.resolve(entry), "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            assertEquals(0, mode & 0022, () -> entry + " stayed group/other writable; " + o.describe());
+        }
         assertAll(
                 () -> assertEquals("rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(p))),
                 () -> assertEquals(
