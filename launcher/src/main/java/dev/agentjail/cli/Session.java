@@ -247,6 +247,9 @@ final class Session {
                     MaskedFiles.DEFAULT_MAX_DEPTH,
                     MaskedFiles.DEFAULT_MAX_ENTRIES);
             List<Path> masked = scan.masked();
+            scan.incomplete()
+                    .ifPresent(m -> err.println("agentjail: warning: repositories nested in the project were looked for"
+                            + " only in part (" + m + "); those past the bound are not read-only in this session"));
             List<String> patterns = protectedPatterns(policy);
             // What each repository's effective git configuration has git run or read from the working tree, on the
             // host.

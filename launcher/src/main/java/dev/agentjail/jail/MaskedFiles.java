@@ -45,7 +45,7 @@ public final class MaskedFiles {
      * directories and files below the top level, relative to the project), whose config and hooks the host's git runs
      * when the user works below them.
      */
-    public record Scan(List<Path> masked, List<Path> nestedGit) {
+    public record Scan(List<Path> masked, List<Path> nestedGit, Optional<String> incomplete) {
         public Scan {
             masked = List.copyOf(masked);
             nestedGit = List.copyOf(nestedGit);
@@ -81,6 +81,11 @@ public final class MaskedFiles {
                 return ProjectFiles.Visit.CONTINUE;
             });
         } catch (WalkLimitException e) {
+            if (globs.isEmpty()) {
+                // Nothing is masked: a tree too large to walk only leaves repositories past the bound unprotected
+                // during the session (the session-end review reports its own bound); the caller warns.
+                return new Scan(List.of(), nested, Optional.of(e.getMessage()));
+            }
             throw new IOException(
                     "cannot check the project for masked files (filesystem.mask): " + e.getMessage()
                             + "; the jail does not start rather than leave a masked file readable beyond the "
@@ -92,7 +97,7 @@ public final class MaskedFiles {
                             + " (it changed while it was walked); try again once nothing else rearranges the project",
                     e);
         }
-        return new Scan(List.copyOf(found), nested);
+        return new Scan(List.copyOf(found), nested, Optional.empty());
     }
 
     /** The regular file inside the project that a link leads to, if any. */

@@ -63,6 +63,28 @@ class MaskedFilesTest {
     }
 
     @Test
+    void theScanFindsNestedRepositoriesAndWithoutMasksABoundOnlyMakesItIncomplete() throws IOException {
+        Path project = Files.createDirectories(dir.resolve("p"));
+        Files.createDirectories(project.resolve(".git"));
+        Files.createDirectories(project.resolve("vendor/lib/.git"));
+        Files.createDirectories(project.resolve("sub"));
+        Files.writeString(project.resolve("sub/.git"), "gitdir: ../.git/modules/sub\n");
+        for (int i = 0; i < 20; i++) {
+            Files.writeString(project.resolve("f" + i), "");
+        }
+
+        MaskedFiles.Scan all = MaskedFiles.scan(project, List.of(), 64, 1000);
+        MaskedFiles.Scan cut = MaskedFiles.scan(project, List.of(), 64, 5);
+
+        assertEquals(
+                List.of(Path.of("sub/.git"), Path.of("vendor/lib/.git")),
+                all.nestedGit().stream().sorted().toList());
+        assertTrue(all.incomplete().isEmpty(), all::toString);
+        assertTrue(cut.incomplete().isPresent(), cut::toString);
+        assertThrows(IOException.class, () -> MaskedFiles.scan(project, List.of(".env"), 64, 5));
+    }
+
+    @Test
     void theDefaultDepthReachesDeepTrees() throws IOException {
         Path project = Files.createDirectories(dir.resolve("p"));
         Path deep = project;
