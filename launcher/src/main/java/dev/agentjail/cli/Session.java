@@ -266,7 +266,13 @@ final class Session {
             protectedPaths = ProtectedPaths.resolve(project, patterns, repositories, hookDirs);
             if (hostUser.isEmpty() && Uids.current() == 0) {
                 // Kernel uid 0 in the jail owns the project's files: what it opens up to other users is taken back.
-                modes = ModeGuard.recordTree(project, protectedPaths, MaskedFiles.DEFAULT_MAX_ENTRIES);
+                try {
+                    modes = ModeGuard.recordTree(project, protectedPaths, MaskedFiles.DEFAULT_MAX_ENTRIES);
+                } catch (IOException tooLarge) {
+                    err.println("agentjail: warning: the project is too large to check every file's permissions after"
+                            + " the session (" + tooLarge.getMessage() + "); only the protected paths' are");
+                    modes = ModeGuard.record(project, protectedPaths);
+                }
             }
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
