@@ -16,6 +16,7 @@ import dev.agentjail.jail.Identity;
 import dev.agentjail.jail.InitBinary;
 import dev.agentjail.jail.JailSpec;
 import dev.agentjail.jail.Limits;
+import dev.agentjail.jail.LiveGitGuard;
 import dev.agentjail.jail.MaskedFiles;
 import dev.agentjail.jail.ModeGuard;
 import dev.agentjail.jail.Placeholders;
@@ -216,6 +217,7 @@ final class Session {
         SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
         SurfaceReview.Snapshot surfaces = null;
         ModeGuard modes = null;
+        LiveGitGuard liveGuard = null;
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
@@ -264,6 +266,15 @@ final class Session {
                 found.hookDirs().forEach(dir -> hookDirs.add(new ProtectedPaths.HookDir(dir, repo.worktree())));
             }
             protectedPaths = ProtectedPaths.resolve(project, patterns, repositories, hookDirs);
+            // What cannot be blocked in advance (a new commondir) is moved out the moment it appears.
+            liveGuard = LiveGitGuard.start(
+                    project,
+                    repositories,
+                    ReviewCommand.quarantineDir(hostEnv).resolve(id).resolve("live"),
+                    m -> {
+                        err.println("agentjail: " + LogRecordText.printable(m));
+                        err.flush();
+                    });
             if (hostUser.isEmpty() && Uids.current() == 0) {
                 // Kernel uid 0 in the jail owns the project's files: what it opens up to other users is taken back.
                 try {
@@ -404,6 +415,13 @@ final class Session {
             long seconds = (System.nanoTime() - started) / 1_000_000;
             // The jail has exited: its placeholders go, then what it left for the host to run is reviewed (after the
             // placeholders: an empty one left behind would read as new), before the end record names the findings.
+            List<String> liveMoves = new ArrayList<>();
+            if (liveGuard != null) {
+                liveGuard.close();
+                liveGuard
+                        .moved()
+                        .forEach(p -> liveMoves.add("new git-metadata " + p + " quarantined while the jail ran"));
+            }
             removePlaceholders(project, protectedPaths);
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
@@ -416,7 +434,10 @@ final class Session {
                     err.println("agentjail: ... and from " + (opened.size() - 10) + " more");
                 }
             }
-            List<String> findings = surfaces == null ? List.of() : reviewSurfaces(review, surfaces);
+            List<String> findings = new ArrayList<>(liveMoves);
+            if (surfaces != null) {
+                findings.addAll(reviewSurfaces(review, surfaces));
+            }
             try {
                 if (startRecorded) {
                     record(AuditRecord.builder()
