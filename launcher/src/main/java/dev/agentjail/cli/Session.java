@@ -49,6 +49,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -266,6 +268,17 @@ final class Session {
                 found.hookDirs().forEach(dir -> hookDirs.add(new ProtectedPaths.HookDir(dir, repo.worktree())));
             }
             protectedPaths = ProtectedPaths.resolve(project, patterns, repositories, hookDirs);
+            // The jail's git passes over the session's placeholders (git add -A would commit an empty .bashrc).
+            Optional<String> exclude = ProtectedPaths.excludeWithPlaceholders(project, protectedPaths);
+            if (exclude.isPresent()) {
+                Path excludeFile = sessionDir.resolve("git-exclude");
+                Files.writeString(excludeFile, exclude.get(), StandardOpenOption.CREATE_NEW);
+                Files.setPosixFilePermissions(excludeFile, PosixFilePermissions.fromString("r--r--r--"));
+                List<ProtectedPath> withExclude = new ArrayList<>(protectedPaths);
+                withExclude.add(new ProtectedPath(
+                        Path.of(".git/info/exclude"), ProtectedPath.State.REPLACED, Optional.of(excludeFile)));
+                protectedPaths = List.copyOf(withExclude);
+            }
             // What cannot be blocked in advance (a new commondir) is moved out the moment it appears.
             liveGuard = LiveGitGuard.start(
                     project,

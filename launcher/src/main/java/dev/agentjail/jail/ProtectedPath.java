@@ -1,14 +1,16 @@
 package dev.agentjail.jail;
 
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * A path inside the project that the agent must not change, as found on disk before the jail starts.
  *
  * @param relative the path below the project directory
  * @param state whether it exists, and if not, what kind of read-only placeholder blocks its creation
+ * @param source for {@link State#REPLACED}: the host file shown there instead
  */
-public record ProtectedPath(Path relative, State state) {
+public record ProtectedPath(Path relative, State state, Optional<Path> source) {
     /** How a protected path is made read-only in the jail. */
     public enum State {
         /** Exists: bound read-only onto itself. */
@@ -21,7 +23,12 @@ public record ProtectedPath(Path relative, State state) {
          * A directory on the way to a protected path, bound read-write onto itself: a mount point cannot be renamed,
          * removed or replaced, so {@code mv .git .git.orig; mkdir .git} cannot swap out what is protected below it.
          */
-        PIN
+        PIN,
+        /**
+         * Exists, and the jail reads a file of the session's in its place, read-only: {@code .git/info/exclude} with
+         * the session's placeholders added, so that {@code git add -A} inside does not commit them.
+         */
+        REPLACED
     }
 
     public ProtectedPath {
@@ -29,5 +36,12 @@ public record ProtectedPath(Path relative, State state) {
         if (state == null) {
             throw new IllegalArgumentException("protected path " + relative + " has no state");
         }
+        if (source == null || source.isPresent() != (state == State.REPLACED)) {
+            throw new IllegalArgumentException("protected path " + relative + ": a source goes with REPLACED only");
+        }
+    }
+
+    public ProtectedPath(Path relative, State state) {
+        this(relative, state, Optional.empty());
     }
 }

@@ -13,6 +13,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Finds out, before the jail starts, how each write-protected project path has to be covered: bound read-only
@@ -330,6 +331,38 @@ public final class ProtectedPaths {
         }
     }
 
+    /**
+     * With the placeholders in {@code resolved} that lie in the project's repository's working tree, the
+     * repository's {@code info/exclude} as the jail should read it: the file's own lines, then one anchored line per
+     * placeholder, so that {@code git status} and {@code git add -A} inside the jail pass over the empty files the
+     * session put there. Empty when there is no such file (it is then not replaced) or no placeholder.
+     */
+    public static Optional<String> excludeWithPlaceholders(Path project, List<ProtectedPath> resolved)
+            throws IOException {
+        Path exclude = project.resolve(".git/info/exclude");
+        if (!Files.isRegularFile(exclude, LinkOption.NOFOLLOW_LINKS)
+                || Files.isSymbolicLink(project.resolve(".git"))
+                || Files.isSymbolicLink(project.resolve(".git/info"))
+                || Files.size(exclude) > 1 << 20) {
+            return Optional.empty();
+        }
+        StringBuilder out = new StringBuilder(Files.readString(exclude));
+        int before = out.length();
+        if (before > 0 && out.charAt(before - 1) != '\n') {
+            out.append('\n');
+        }
+        out.append("# agentjail: this session's read-only placeholders (the file on the host is unchanged)\n");
+        boolean any = false;
+        for (ProtectedPath p : resolved) {
+            if ((p.state() == ProtectedPath.State.MISSING_FILE || p.state() == ProtectedPath.State.MISSING_DIR)
+                    && !p.relative().startsWith(".git")) {
+                out.append('/').append(p.relative()).append('\n');
+                any = true;
+            }
+        }
+        return any ? Optional.of(out.toString()) : Optional.empty();
+    }
+
     private static String strip(String entry) {
         return entry.endsWith("/") ? entry.substring(0, entry.length() - 1) : entry;
     }
@@ -432,7 +465,7 @@ public final class ProtectedPaths {
         for (ProtectedPath p : deepestFirst) {
             Path path = project.resolve(p.relative());
             boolean removable = switch (p.state()) {
-                case EXISTS, PIN -> false;
+                case EXISTS, PIN, REPLACED -> false;
                 case MISSING_FILE -> Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) && Files.size(path) == 0;
                 case MISSING_DIR -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) && isEmpty(path);
             };
@@ -440,6 +473,7 @@ public final class ProtectedPaths {
                 Files.delete(path);
             } else if (p.state() != ProtectedPath.State.EXISTS
                     && p.state() != ProtectedPath.State.PIN
+                    && p.state() != ProtectedPath.State.REPLACED
                     && Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
                 kept.add(path);
             }

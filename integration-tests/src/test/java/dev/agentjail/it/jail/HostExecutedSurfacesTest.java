@@ -50,6 +50,7 @@ class HostExecutedSurfacesTest {
 
         AgentjailRun.Outcome o = run.bash("""
                 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
+                echo "untracked=$(git status --porcelain --untracked-files=all | wc -l)"
                 git checkout -q -b feature && echo two >> a.txt && git add a.txt && git commit -q -m two
                 echo "commit=$?"
                 git checkout -q main && git branch -q other && echo three > b.txt && git add b.txt \\
@@ -68,7 +69,8 @@ class HostExecutedSurfacesTest {
         assertAll(
                 () -> assertEquals("0", o.probe("commit"), o::describe),
                 () -> assertEquals("0", o.probe("rebase"), o::describe),
-                () -> assertEquals("0", o.probe("stash"), o::describe));
+                () -> assertEquals("0", o.probe("stash"), o::describe),
+                () -> assertEquals("0", o.probe("untracked"), "the session's placeholders show as untracked files"));
         for (String refused : List.of("mv_git", "mv_husky", "husky", "husky_h", "mv_hooks", "config")) {
             assertNotEquals("0", o.probe(refused), () -> refused + " succeeded; " + o.describe());
         }
