@@ -175,7 +175,7 @@ final class Session {
                 () -> {
                     try {
                         return GitConfigSurfaces.find(
-                                project, project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
+                                project, project, jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"), hostEnv);
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
                     }
@@ -251,6 +251,10 @@ final class Session {
                     MaskedFiles.DEFAULT_MAX_DEPTH,
                     MaskedFiles.DEFAULT_MAX_ENTRIES);
             List<Path> masked = scan.masked();
+            for (Path maskedFile : masked) {
+                // Another name for a masked file would show its content: the mask hides a path, not the file.
+                ProtectedPaths.refuseLinked(project, maskedFile);
+            }
             scan.incomplete()
                     .ifPresent(m -> err.println("agentjail: warning: repositories nested in the project were looked for"
                             + " only in part (" + m + "); those past the bound are not read-only in this session"));
@@ -259,13 +263,21 @@ final class Session {
             // host.
             List<Repositories.Repository> repositories = Repositories.find(project, scan.nestedGit());
             List<ProtectedPaths.HookDir> hookDirs = new ArrayList<>();
+            // Root starting a user's jail: the user's global config and root's both (either may run git there later).
+            List<Path> gitHomes = jailHome.equals(home) ? List.of(jailHome) : List.of(jailHome, home);
             for (Repositories.Repository repo : repositories) {
-                GitConfigSurfaces.Found found = repo.worktree().equals(project)
-                        ? gitConfig(gitConfig)
-                        : GitConfigSurfaces.find(
-                                project, repo.worktree(), jailHome, hostEnv.getOrDefault("PATH", "/usr/bin:/bin"));
-                patterns.addAll(found.patterns());
-                found.hookDirs().forEach(dir -> hookDirs.add(new ProtectedPaths.HookDir(dir, repo.worktree())));
+                for (Path gitHome : gitHomes) {
+                    GitConfigSurfaces.Found found = repo.worktree().equals(project) && gitHome.equals(jailHome)
+                            ? gitConfig(gitConfig)
+                            : GitConfigSurfaces.find(
+                                    project,
+                                    repo.worktree(),
+                                    gitHome,
+                                    hostEnv.getOrDefault("PATH", "/usr/bin:/bin"),
+                                    hostEnv);
+                    patterns.addAll(found.patterns());
+                    found.hookDirs().forEach(dir -> hookDirs.add(new ProtectedPaths.HookDir(dir, repo.worktree())));
+                }
             }
             protectedPaths = ProtectedPaths.resolve(project, patterns, repositories, hookDirs);
             // The jail's git passes over the session's placeholders (git add -A would commit an empty .bashrc).
@@ -311,7 +323,17 @@ final class Session {
                         Optional.of(HomePlaceholders.write(sessionDir, placeholder.relative()))));
             }
             for (Path named : namedByHomeSettings(policy, jailHome, resolved.homeEntries())) {
+                ProtectedPaths.refuseLinked(jailHome, jailHome.resolve(named));
                 homeEntries.add(new HomeEntry(named, Access.READ_ONLY));
+                // Its directories below the writable bind are pinned, as a protected path's are in the project.
+                for (int i = 1; i < named.getNameCount(); i++) {
+                    Path dir = named.subpath(0, i);
+                    boolean bound =
+                            homeEntries.stream().anyMatch(e -> e.relative().equals(dir));
+                    if (!bound && Files.isDirectory(jailHome.resolve(dir), LinkOption.NOFOLLOW_LINKS)) {
+                        homeEntries.add(new HomeEntry(dir, Access.READ_WRITE));
+                    }
+                }
             }
             homeEntries.sort(Comparator.comparingInt(e -> e.relative().getNameCount()));
             BindSources.Resolved binds = new BindSources.Resolved(homeEntries, resolved.extraBinds());

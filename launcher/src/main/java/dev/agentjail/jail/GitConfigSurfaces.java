@@ -48,6 +48,10 @@ public final class GitConfigSurfaces {
     private static final List<Pattern> DATA_KEYS =
             patterns("remote\\..*", "branch\\..*", "submodule\\..*\\.(url|branch)", "user\\..*");
 
+    /** What of the launcher's environment decides which global and system config files git reads. */
+    static final List<String> PASSED_ENV =
+            List.of("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM");
+
     private static final Pattern TOKEN_SPLIT = Pattern.compile("[\\s;|&()<>`'\"=]+");
 
     private static final long TIMEOUT_SECONDS = 10;
@@ -78,6 +82,12 @@ public final class GitConfigSurfaces {
 
     /** As {@link #find(Path, Path, String)} for the repository at {@code worktree}. */
     public static Found find(Path project, Path worktree, Path home, String path) throws IOException {
+        return find(project, worktree, home, path, Map.of());
+    }
+
+    /** As above, passing {@link #PASSED_ENV} from {@code hostEnv} to git. */
+    public static Found find(Path project, Path worktree, Path home, String path, Map<String, String> hostEnv)
+            throws IOException {
         Optional<Path> git = executable(path);
         if (git.isEmpty()) {
             return new Found(List.of(), List.of());
@@ -99,6 +109,13 @@ public final class GitConfigSurfaces {
         env.clear();
         env.put("PATH", path);
         env.put("HOME", home.toString());
+        // The global and system files the user's git reads are found through these too.
+        for (String name : PASSED_ENV) {
+            String value = hostEnv.get(name);
+            if (value != null) {
+                env.put(name, value);
+            }
+        }
         Process process = pb.start();
         process.getOutputStream().close();
         byte[] out;
@@ -132,8 +149,11 @@ public final class GitConfigSurfaces {
             int newline = entry.indexOf('\n');
             String key = (newline < 0 ? entry : entry.substring(0, newline)).toLowerCase(Locale.ROOT);
             String value = newline < 0 ? "" : entry.substring(newline + 1);
+            // git prints a repository's own files relative to its working directory, which is the worktree (-C).
             Path configDir = origin.startsWith("file:")
-                    ? Optional.ofNullable(Path.of(origin.substring(5)).getParent())
+                    ? Optional.ofNullable(worktree.resolve(origin.substring(5))
+                                    .normalize()
+                                    .getParent())
                             .orElse(worktree)
                     : worktree;
             if (matches(PATH_KEYS, key)) {

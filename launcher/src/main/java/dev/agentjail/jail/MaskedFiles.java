@@ -69,6 +69,12 @@ public final class MaskedFiles {
                     nested.add(relative);
                 }
                 if (attributes.isDirectory()) {
+                    boolean maskedDir = byName.stream().anyMatch(m -> m.matches(relative.getFileName()))
+                            || byPath.stream().anyMatch(m -> m.matches(relative));
+                    if (maskedDir && !git) {
+                        throw new IOException("filesystem.mask matches the directory " + project.resolve(relative)
+                                + ", and a mask hides files: mask what is inside it (\"" + relative + "/**\") instead");
+                    }
                     return git ? ProjectFiles.Visit.SKIP_SUBTREE : ProjectFiles.Visit.CONTINUE;
                 }
                 boolean matches = byName.stream().anyMatch(m -> m.matches(relative.getFileName()))

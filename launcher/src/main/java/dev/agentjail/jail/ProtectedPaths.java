@@ -141,6 +141,10 @@ public final class ProtectedPaths {
             Path relative = JailPaths.relative(
                     Path.of(directory ? pattern.substring(0, pattern.length() - 1) : pattern), "protected path");
             String last = relative.getFileName().toString();
+            if (relative.getParent() != null && relative.getParent().toString().contains("*")) {
+                throw new IOException("the protected path " + pattern + " has a * before its last component, which"
+                        + " protects nothing; name the directories (svc/a/deploy.sh), or use * in the last one only");
+            }
             if (last.contains("*")) {
                 resolveGlob(project, relative, found);
             } else {

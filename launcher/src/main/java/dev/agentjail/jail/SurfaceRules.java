@@ -142,7 +142,15 @@ final class SurfaceRules {
                             "Gemini CLI loads it into its environment (when the project has no .env), which every"
                                     + " command and MCP server it starts inherits: NODE_OPTIONS or PATH there run"
                                     + " code")),
-            agentDir(".pi/agent", Map.of()),
+            agentDir(
+                    ".pi/agent",
+                    Map.of(
+                            "npm",
+                            "pi loads the packages `pi install` put here (its settings name them): their code runs in"
+                                    + " pi",
+                            "git",
+                            "pi loads the packages `pi install` cloned here (its settings name them): their code runs"
+                                    + " in pi")),
             agentDir(
                     ".config/opencode",
                     Map.ofEntries(
@@ -172,7 +180,9 @@ final class SurfaceRules {
             agentDir(
                     ".config/crush",
                     Map.of("crushrc", "Crush runs this Bash file as its global configuration at every start")),
-            agentDir(".config/goose", Map.of()),
+            agentDir(
+                    ".config/goose",
+                    Map.of("mcp-hermit", "Goose runs the node and npx wrappers it keeps here for its MCP servers")),
             new AgentDir(
                     Path.of(".cache/opencode"),
                     Map.ofEntries(
@@ -192,6 +202,12 @@ final class SurfaceRules {
                             Map.entry("bun.lockb", BUN_REGISTRY),
                             Map.entry("bunfig.toml", BUN_REGISTRY),
                             Map.entry(".npmrc", BUN_REGISTRY))),
+            new AgentDir(
+                    Path.of(".local/share/opencode"),
+                    Map.of(
+                            "bin",
+                            "opencode runs the programs it keeps here (ripgrep, language servers) in place of missing"
+                                    + " ones")),
             new AgentDir(
                     Path.of(".local/share/crush"),
                     Map.of(

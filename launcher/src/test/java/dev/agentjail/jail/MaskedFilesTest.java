@@ -85,6 +85,19 @@ class MaskedFilesTest {
     }
 
     @Test
+    void aMaskThatMatchesADirectoryRefusesRatherThanHidingNothing() throws IOException {
+        Path project = Files.createDirectories(dir.resolve("p"));
+        Files.createDirectories(project.resolve("secrets"));
+        Files.writeString(project.resolve("secrets/key"), "S2");
+
+        IOException e = assertThrows(IOException.class, () -> MaskedFiles.find(project, List.of("secrets"), 64, 1000));
+
+        assertTrue(e.getMessage().contains("matches the directory " + project.resolve("secrets")), e.getMessage());
+        assertEquals(
+                List.of(project.resolve("secrets/key")), MaskedFiles.find(project, List.of("secrets/**"), 64, 1000));
+    }
+
+    @Test
     void theDefaultDepthReachesDeepTrees() throws IOException {
         Path project = Files.createDirectories(dir.resolve("p"));
         Path deep = project;

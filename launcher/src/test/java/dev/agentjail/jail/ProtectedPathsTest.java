@@ -149,6 +149,14 @@ class ProtectedPathsTest {
     }
 
     @Test
+    void aStarBeforeTheLastComponentIsRefusedNotTakenLiterally() {
+        IOException e =
+                assertThrows(IOException.class, () -> ProtectedPaths.resolve(project, List.of("svc/*/deploy.sh")));
+        assertTrue(e.getMessage().contains("has a * before its last component"), e.getMessage());
+        assertThrows(IOException.class, () -> ProtectedPaths.resolve(project, List.of("**/deploy.sh")));
+    }
+
+    @Test
     void defaultsCoverTheMandatoryList() {
         for (String required : List.of(
                 ".git/hooks/", ".git/config", ".bashrc", ".mcp.json", ".vscode/", ".idea/", ".claude/settings*.json")) {

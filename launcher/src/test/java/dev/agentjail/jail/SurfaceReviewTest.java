@@ -854,7 +854,12 @@ class SurfaceReviewTest {
                 home,
                 List.of(project, home.resolve(".cache"), home.resolve(".local/share"), home.resolve(".aider")));
         assertEquals(
-                List.of("project", "home/.cache/opencode", "home/.local/share/crush", "home/.aider"),
+                List.of(
+                        "project",
+                        "home/.cache/opencode",
+                        "home/.local/share/opencode",
+                        "home/.local/share/crush",
+                        "home/.aider"),
                 roots.stream().map(SurfaceReview.Root::kind).toList());
     }
 }

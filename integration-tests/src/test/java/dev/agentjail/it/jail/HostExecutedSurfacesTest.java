@@ -159,6 +159,34 @@ class HostExecutedSurfacesTest {
     }
 
     @Test
+    void aNestedRepositorysIncludeAndTheUsersXdgConfigAreReadWhereGitReadsThem() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        git(p, "init", "-q");
+        git(p, "init", "-q", "sub");
+        Files.createDirectories(p.resolve("sub/tools"));
+        Files.writeString(p.resolve("sub/tools/gitconfig"), "[alias]\n\tst = status\n");
+        git(p.resolve("sub"), "config", "include.path", "../tools/gitconfig");
+        Path xdg = Files.createDirectories(dir.resolve("xdg/git"));
+        Files.writeString(xdg.resolve("config"), "[core]\n\thooksPath = .githooks\n");
+        Files.createDirectories(p.resolve(".githooks"));
+        Files.writeString(p.resolve(".githooks/pre-commit"), HOOK);
+        run.env("XDG_CONFIG_HOME", dir.resolve("xdg").toString());
+
+        AgentjailRun.Outcome o = run.bash("""
+                printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> sub/tools/gitconfig 2>/dev/null; echo "include=$?"
+                echo evil > .githooks/pre-commit 2>/dev/null; echo "xdg_hooks=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(
+                () -> assertNotEquals("0", o.probe("include"), o::describe),
+                () -> assertNotEquals("0", o.probe("xdg_hooks"), o::describe),
+                () -> assertFalse(Files.exists(p.resolve("tools"), LinkOption.NOFOLLOW_LINKS), "a wrong placeholder"));
+    }
+
+    @Test
     void aHookThatLeadsThroughALinkInTheProjectRefusesTheSession() throws IOException {
         AgentjailRun.requireBwrap();
         AgentjailRun run = AgentjailRun.in(dir);
@@ -190,14 +218,22 @@ class HostExecutedSurfacesTest {
                 claude.resolve("settings.json"),
                 "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/.claude/statusline.sh\"}}\n");
         Files.writeString(claude.resolve("statusline.sh"), HOOK);
+        Files.writeString(
+                claude.resolve("settings.json"),
+                "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/.claude/statusline.sh\"},"
+                        + " \"hooks\": {\"x\": \"bash ~/.claude/scripts/hook.sh\"}}\n");
+        Files.createDirectories(claude.resolve("scripts"));
+        Files.writeString(claude.resolve("scripts/hook.sh"), HOOK);
 
         AgentjailRun.Outcome o = run.bash("""
                 echo evil > ~/.claude/statusline.sh 2>/dev/null; echo "statusline=$?"
+                mv ~/.claude/scripts ~/.claude/s2 2>/dev/null; echo "swap=$?"
                 echo fine > ~/.claude/notes.md; echo "notes=$?"
                 """);
 
         assertEquals(0, o.exitCode(), o::describe);
         assertNotEquals("0", o.probe("statusline"), o::describe);
+        assertNotEquals("0", o.probe("swap"), o::describe);
         assertEquals("0", o.probe("notes"), o::describe);
         assertEquals(HOOK, Files.readString(claude.resolve("statusline.sh")));
     }
