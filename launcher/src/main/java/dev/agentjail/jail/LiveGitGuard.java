@@ -77,7 +77,10 @@ public final class LiveGitGuard implements AutoCloseable {
                 WatchKey key = watcher.take();
                 Path dir = (Path) key.watchable();
                 for (WatchEvent<?> event : key.pollEvents()) {
-                    if (event.context() instanceof Path name && NAMES.contains(name.toString())) {
+                    if (event.kind() == StandardWatchEventKinds.OVERFLOW) {
+                        // Events were lost (the agent made many entries at once): look for every name instead.
+                        NAMES.forEach(n -> quarantine(dir.resolve(n)));
+                    } else if (event.context() instanceof Path name && NAMES.contains(name.toString())) {
                         quarantine(dir.resolve(name));
                     }
                 }
