@@ -14,6 +14,7 @@ import dev.agentjail.jail.HostLayout;
 import dev.agentjail.jail.HostUser;
 import dev.agentjail.jail.Identity;
 import dev.agentjail.jail.InitBinary;
+import dev.agentjail.jail.JailPaths;
 import dev.agentjail.jail.JailSpec;
 import dev.agentjail.jail.Limits;
 import dev.agentjail.jail.LiveGitGuard;
@@ -785,7 +786,7 @@ final class Session {
     private void refuseCredentialProject(Path home) {
         for (HostPath credential : CredentialPaths.ALWAYS_HIDDEN) {
             Path path = credential.resolve(home);
-            for (Path candidate : List.of(path, realPrefix(path))) {
+            for (Path candidate : List.of(path, JailPaths.realPrefix(path))) {
                 boolean inside = project.startsWith(candidate);
                 if (inside || (candidate.startsWith(project) && Files.exists(candidate, LinkOption.NOFOLLOW_LINKS))) {
                     throw new CliException(
@@ -813,7 +814,7 @@ final class Session {
         }
         Path log = auditLog.toAbsolutePath().normalize();
         for (Path v : visible) {
-            if (exposesLog(v, log) || exposesLog(v, realPrefix(log))) {
+            if (exposesLog(v, log) || exposesLog(v, JailPaths.realPrefix(log))) {
                 throw new CliException(
                         ExitCodes.USAGE,
                         "the audit log " + auditLog + " would be visible inside the jail (through " + v
@@ -821,7 +822,7 @@ final class Session {
             }
             if (hmacKey.isPresent()) {
                 Path key = hmacKey.get().toAbsolutePath().normalize();
-                if (key.startsWith(v) || realPrefix(key).startsWith(v)) {
+                if (key.startsWith(v) || JailPaths.realPrefix(key).startsWith(v)) {
                     throw new CliException(
                             ExitCodes.USAGE,
                             "the audit HMAC key " + hmacKey.get() + " would be visible inside the jail (under " + v
@@ -855,7 +856,7 @@ final class Session {
      */
     private void refuseProjectOverlap(Path dir, String what, String why) {
         Path absolute = dir.toAbsolutePath().normalize();
-        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
+        for (Path candidate : List.of(absolute, JailPaths.realPrefix(absolute))) {
             boolean inside = project.startsWith(candidate);
             if (inside || candidate.startsWith(project)) {
                 throw new CliException(
@@ -900,7 +901,7 @@ final class Session {
      */
     private void refuseWritable(List<Path> writable, boolean project, Path dir, String what, String why) {
         Path absolute = dir.toAbsolutePath().normalize();
-        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
+        for (Path candidate : List.of(absolute, JailPaths.realPrefix(absolute))) {
             for (Path source : writable) {
                 // The project's own binds (it, and the pins of protected paths' parents inside it) count as the
                 // project.
@@ -947,29 +948,13 @@ final class Session {
     /** Refuses to start when a bind would show {@code path} (as given, or through a symlink in it) inside the jail. */
     private static void refuseVisible(JailSpec spec, Path path, String what, String advice) {
         Path absolute = path.toAbsolutePath().normalize();
-        for (Path candidate : List.of(absolute, realPrefix(absolute))) {
+        for (Path candidate : List.of(absolute, JailPaths.realPrefix(absolute))) {
             Optional<Path> bind = BwrapCommand.exposing(spec, candidate);
             if (bind.isPresent()) {
                 throw new CliException(
                         ExitCodes.USAGE,
                         what + " would be visible inside the jail through the bind of " + bind.get() + "; " + advice);
             }
-        }
-    }
-
-    /** The real path of the longest existing prefix of {@code path}, with the rest appended. */
-    private static Path realPrefix(Path path) {
-        Path existing = path;
-        while (existing != null && !Files.exists(existing)) {
-            existing = existing.getParent();
-        }
-        if (existing == null) {
-            return path;
-        }
-        try {
-            return existing.toRealPath().resolve(existing.relativize(path));
-        } catch (IOException e) {
-            return path;
         }
     }
 

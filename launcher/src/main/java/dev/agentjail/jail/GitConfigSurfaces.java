@@ -210,30 +210,14 @@ public final class GitConfigSurfaces {
             }
             p = p.toAbsolutePath().normalize();
             // By its real path too: a path through a link to the project (/home -> /var/home) names the same files.
-            Path real = realPrefix(p);
-            Path realProject = realPrefix(project);
+            Path real = JailPaths.realPrefix(p);
+            Path realProject = JailPaths.realPrefix(project);
             if (!p.startsWith(project) && real.startsWith(realProject)) {
                 p = project.resolve(realProject.relativize(real));
             }
             return p.startsWith(project) && !p.equals(project) ? Optional.of(p) : Optional.empty();
         } catch (RuntimeException unusable) {
             return Optional.empty();
-        }
-    }
-
-    /** The real path of the longest existing prefix of {@code path}, with the rest appended. */
-    private static Path realPrefix(Path path) {
-        Path existing = path;
-        while (existing != null && !Files.exists(existing)) {
-            existing = existing.getParent();
-        }
-        if (existing == null) {
-            return path;
-        }
-        try {
-            return existing.toRealPath().resolve(existing.relativize(path));
-        } catch (IOException e) {
-            return path;
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.agentjail.jail;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Fixed paths inside the jail and the checks every path handed to bwrap must pass. */
+/** Fixed paths inside the jail, the checks every path handed to bwrap must pass, and real-path lookups for them. */
 public final class JailPaths {
     /** Where agentjail-init is bound read-only inside the jail. */
     public static final Path INIT = Path.of("/run/agentjail/agentjail-init");
@@ -35,5 +37,21 @@ public final class JailPaths {
             throw new IllegalArgumentException(what + " must be a relative path below its base: " + path);
         }
         return path;
+    }
+
+    /** The real path of the longest existing prefix of {@code path}, with the rest appended. */
+    public static Path realPrefix(Path path) {
+        Path existing = path;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return path;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(path));
+        } catch (IOException e) {
+            return path;
+        }
     }
 }
