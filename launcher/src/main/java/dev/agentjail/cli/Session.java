@@ -469,6 +469,9 @@ final class Session {
                 if (opened.size() > 10) {
                     err.println("agentjail: ... and from " + (opened.size() - 10) + " more");
                 }
+                modes.incomplete()
+                        .ifPresent(m -> err.println("agentjail: warning: not every file's permissions were checked"
+                                + " after the session: " + LogRecordText.printable(m)));
             }
             List<String> findings = new ArrayList<>(liveMoves);
             if (surfaces != null) {

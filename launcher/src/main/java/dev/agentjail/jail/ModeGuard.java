@@ -32,6 +32,9 @@ public final class ModeGuard {
 
     private final int maxEntries;
 
+    /** Why {@link #restore} could not look at every entry, if it could not. */
+    private Optional<String> incomplete = Optional.empty();
+
     private ModeGuard(Map<Path, Integer> before, Path project, Set<Path> openBefore, int maxEntries) {
         this.before = before;
         this.project = project;
@@ -106,6 +109,11 @@ public final class ModeGuard {
         return List.copyOf(restored);
     }
 
+    /** Why the last {@link #restore} could not look at every entry of the project, if it could not. */
+    public Optional<String> incomplete() {
+        return incomplete;
+    }
+
     private void restoreTree(List<Path> restored) {
         try {
             ProjectFiles.of(project)
@@ -122,7 +130,7 @@ public final class ModeGuard {
                         return ProjectFiles.Visit.CONTINUE;
                     });
         } catch (IOException e) {
-            restored.add(project.resolve("(not all checked: " + e.getMessage() + ")"));
+            incomplete = Optional.of(e.getMessage());
         }
     }
 
