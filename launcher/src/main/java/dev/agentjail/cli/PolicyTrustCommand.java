@@ -41,14 +41,16 @@ import picocli.CommandLine.Spec;
         name = "trust",
         mixinStandardHelpOptions = true,
         description = {
-            "Trusts the project's policy (.agentjail.yaml and the files it extends) with what reaches",
-            "outside the jail and the project: credentials, env.forward, jail.devices, tls.upstream_ca,",
-            "and host paths outside the project (filesystem.read/write, audit.log).",
-            "agentjail run refuses such entries from a project policy until you trust it. Prints what",
-            "the policy asks for, then records the SHA-256 of every project policy file in",
-            "$XDG_STATE_HOME/agentjail/" + TrustedProjects.FILE_NAME + "; any change to one of them lapses",
-            "the trust. A team policy can forbid it (trust.projects: never). Review before you trust:",
-            "agentjail policy check lists the same entries without trusting them."
+            "Trusts the project's policy (every .agentjail.yaml from the repository root down to the",
+            "project directory, and the files and presets they extend) with what it widens: hosts,",
+            "report mode, tunnels, ports, address pins, MCP servers, credentials, env.forward/set,",
+            "binds, devices, pre_start commands, raised limits, jail options, weakened redaction,",
+            "upstream CAs and the audit log's place. Denies, masks, protected paths, locks and lower",
+            "limits apply without trust. agentjail run refuses a project policy that widens the jail",
+            "until you trust it. Prints what each file widens, grouped, then records the SHA-256 of",
+            "every project policy file in $XDG_STATE_HOME/agentjail/" + TrustedProjects.FILE_NAME + ";",
+            "a change to a file lapses the trust in its entries. A team policy can forbid it",
+            "(trust.projects: never). agentjail policy check lists the same entries without trusting."
         })
 final class PolicyTrustCommand implements Callable<Integer> {
     private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
@@ -89,10 +91,19 @@ final class PolicyTrustCommand implements Callable<Integer> {
         Path root = snapshot.get().root();
         List<ProjectRequest> requests = loaded.effective().get().projectRequests();
         if (requests.isEmpty()) {
-            out.println("The project policy of " + root + " asks for nothing outside the jail and the project.");
+            out.println("The project policy of " + root + " widens nothing: it only narrows the jail.");
         } else {
-            out.println("The project policy of " + root + " asks for what reaches outside the jail and the project:");
-            requests.forEach(r -> out.println("  " + r));
+            out.println("The project policy of " + root + " widens the jail:");
+            Map<String, List<ProjectRequest>> groups = new java.util.LinkedHashMap<>();
+            GROUPS.keySet().forEach(g -> groups.put(g, new java.util.ArrayList<>()));
+            requests.forEach(r -> groups.computeIfAbsent(section(r.key()), g -> new java.util.ArrayList<>())
+                    .add(r));
+            groups.forEach((group, entries) -> {
+                if (!entries.isEmpty()) {
+                    out.println("  " + GROUPS.getOrDefault(group, group) + ":");
+                    entries.forEach(r -> out.println("    " + r));
+                }
+            });
         }
         if (loaded.trust().status() == ProjectTrust.Status.FORBIDDEN) {
             out.flush();
@@ -105,6 +116,36 @@ final class PolicyTrustCommand implements Callable<Integer> {
                 + " of these files changes:");
         snapshot.get().files().forEach((file, sha) -> out.println("  " + file + "  sha256:" + sha));
         return ExitCodes.OK;
+    }
+
+    /** The headings the trust prompt groups entries under, by policy section, in the order shown. */
+    private static final Map<String, String> GROUPS = orderedGroups();
+
+    private static Map<String, String> orderedGroups() {
+        Map<String, String> groups = new java.util.LinkedHashMap<>();
+        groups.put("network", "Network: hosts, report mode, tunnels, ports and address pins");
+        groups.put("mcp", "MCP servers");
+        groups.put("credentials", "Credentials handed to requests");
+        groups.put("env", "Environment of the jail");
+        groups.put("filesystem", "Host paths bound into the jail");
+        groups.put("jail", "Jail options, devices and commands");
+        groups.put("limits", "Limits raised");
+        groups.put("redaction", "Redaction weakened");
+        groups.put("tls", "Upstream TLS");
+        groups.put("audit", "Audit log");
+        return java.util.Collections.unmodifiableMap(groups);
+    }
+
+    /** The section a request's key is in: {@code network} for {@code network.allow[0]}. */
+    private static String section(String key) {
+        int end = key.length();
+        for (char c : new char[] {'.', '['}) {
+            int i = key.indexOf(c);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        return key.substring(0, end);
     }
 
     private int revoke(PrintWriter out, Path dir, Path store) {
@@ -122,13 +163,14 @@ final class PolicyTrustCommand implements Callable<Integer> {
     }
 
     /**
-     * The project directory trust is keyed by: where the project policy file is (as the policy loader finds it), else
-     * the directory itself; revoking works even when the policy no longer loads or is gone.
+     * The project directory trust is keyed by: where the first project policy file is (the one nearest the repository
+     * root, as the policy loader finds them), else the directory itself; revoking works even when the policy no longer
+     * loads or is gone.
      */
     private static Path root(Path dir) {
         try {
-            Optional<Path> file = ProjectPolicies.find(dir);
-            Path root = file.map(Path::getParent).orElse(dir);
+            List<Path> chain = ProjectPolicies.chain(dir);
+            Path root = chain.isEmpty() ? dir : chain.get(0).getParent();
             return root.toRealPath();
         } catch (IOException e) {
             throw new CliException(ExitCodes.USAGE, "--project: " + e.getMessage());

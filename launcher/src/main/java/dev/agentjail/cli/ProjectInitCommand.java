@@ -76,6 +76,8 @@ final class ProjectInitCommand implements Callable<Integer> {
         out.println("wrote " + file);
         out.println(
                 "check it with: agentjail policy check; see the effective policy with: agentjail policy show --origin");
+        out.println("what it widens (its preset, hosts you add) needs your trust once reviewed: agentjail policy trust"
+                + (project != null ? " --project " + dir : ""));
         return ExitCodes.OK;
     }
 
@@ -98,8 +100,10 @@ final class ProjectInitCommand implements Callable<Integer> {
                   # mode: report            # learning mode: let unlisted hosts through but record them, then
                   #                         # agentjail policy suggest --from-log <audit log>
 
-                # What reaches outside the jail and this project (host paths, forwarded variables,
-                # credentials, address pins) needs your trust once: `agentjail policy trust`.
+                # What this file adds that widens the jail (hosts, report mode, MCP servers, host paths,
+                # forwarded variables, credentials, raised limits, ...) needs your trust, once per reviewed
+                # change: `agentjail policy trust`. Denies, masks, protected paths and lower limits apply
+                # without it.
                 # filesystem:
                 #   mask: [".env", "**/.env", "*.pem"]   # hidden behind empty files inside the jail
                 #   read: ["~/.gitconfig"]               # extra read-only paths from the host (needs trust)

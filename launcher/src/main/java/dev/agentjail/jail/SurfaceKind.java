@@ -22,6 +22,10 @@ public enum SurfaceKind {
     ENVRC(
             "envrc",
             "direnv runs it in your shell when you enter the directory and allow it, or at once under a whitelist"),
+    AGENTJAIL_POLICY(
+            "agentjail-policy",
+            "agentjail merges it into the policy of every later session started in its directory or below: its denies"
+                    + " and locks apply at once, and what it widens once you trust it"),
     GITATTRIBUTES_DRIVER(
             "gitattributes-driver",
             "names a filter, diff or merge driver: git runs the configured command for matching files on checkout,"

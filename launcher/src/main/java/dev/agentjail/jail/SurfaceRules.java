@@ -224,6 +224,7 @@ final class SurfaceRules {
     /** Surfaces a project may hold at any depth, by exact name (the rest by pattern, see {@link #PROJECT_PATTERNS}). */
     private static final Map<String, Rule> PROJECT_NAMES = Map.ofEntries(
             Map.entry(".envrc", Rule.of(SurfaceKind.ENVRC)),
+            Map.entry(".agentjail.yaml", Rule.of(SurfaceKind.AGENTJAIL_POLICY)),
             Map.entry(".gitmodules", Rule.of(SurfaceKind.GITMODULES)),
             Map.entry(".vscode", Rule.of(SurfaceKind.EDITOR_SETTINGS)),
             Map.entry(".idea", Rule.of(SurfaceKind.EDITOR_SETTINGS)),

@@ -76,7 +76,11 @@ class PolicyCommandTest {
         CaCommandTest.Run shown =
                 run("policy", "show", "--origin", "--project", project.toString(), "--policy", override.toString());
         assertEquals(ExitCodes.OK, shown.exitCode(), shown.err());
-        assertTrue(shown.out().contains("    - api.test  # " + projectFile + ":3\n"), shown.out());
+        assertTrue(
+                shown.out()
+                        .contains("    - api.test  # " + projectFile + ":3 (not trusted: agentjail run refuses it (see"
+                                + " agentjail policy trust))\n"),
+                shown.out());
         assertTrue(shown.out().contains("    - more.test  # " + override + ":3\n"), shown.out());
         assertTrue(shown.out().contains("  timeout: 2h  # " + projectFile + ":4\n"), shown.out());
         // Without --origin it is a policy that loads back.

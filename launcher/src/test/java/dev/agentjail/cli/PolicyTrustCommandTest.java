@@ -106,7 +106,7 @@ class PolicyTrustCommandTest {
         assertEquals(ExitCodes.USAGE, refused.exitCode(), refused.describe());
         assertEquals(
                 "agentjail: " + file + ":3: env.forward[0]: copies the host's environment variable 'DEPLOY_TOKEN'"
-                        + " into the jail, which reaches outside the jail and the project; a project policy needs"
+                        + " into the jail, which widens the jail; a project policy needs"
                         + " your trust for that; review and trust it with: agentjail policy trust --project "
                         + project + " (1 more entry needs it too)\n",
                 refused.err());
@@ -124,10 +124,12 @@ class PolicyTrustCommandTest {
         Run trusted = run("policy", "trust", "--project", project.toString());
         assertEquals(ExitCodes.OK, trusted.exitCode(), trusted.describe());
         assertEquals(
-                "The project policy of " + project + " asks for what reaches outside the jail and the project:\n"
-                        + "  " + file + ":3: env.forward[0]: copies the host's environment variable 'DEPLOY_TOKEN'"
+                "The project policy of " + project + " widens the jail:\n"
+                        + "  Environment of the jail:\n"
+                        + "    " + file + ":3: env.forward[0]: copies the host's environment variable 'DEPLOY_TOKEN'"
                         + " into the jail\n"
-                        + "  " + file + ":5: jail.devices[0]: gives the jail the host's camera devices\n"
+                        + "  Jail options, devices and commands:\n"
+                        + "    " + file + ":5: jail.devices[0]: gives the jail the host's camera devices\n"
                         + "Trusted " + project + " (recorded in " + store + "); agentjail run uses these entries"
                         + " until one of these files changes:\n"
                         + "  " + file + "  sha256:" + Sha256Hex.of(Files.readAllBytes(file)) + "\n",
@@ -242,9 +244,12 @@ class PolicyTrustCommandTest {
     }
 
     @Test
-    void aProjectPolicyThatStaysInsideNeedsNoTrust() throws Exception {
+    void aProjectPolicyThatOnlyNarrowsNeedsNoTrust() throws Exception {
         Files.createDirectories(project.resolve("tools"));
-        Files.writeString(file, "version: 1\nfilesystem:\n  read: [" + project.resolve("tools") + "]\n");
+        Files.writeString(
+                file,
+                "version: 1\nfilesystem:\n  read: [" + project.resolve("tools") + "]\n  mask: [\".env\"]\n"
+                        + "network:\n  deny: [evil.test]\nlimits:\n  timeout: 1h\n");
 
         Run checked = run("policy", "check", "--project", project.toString());
         Run trust = run("policy", "trust", "--project", project.toString());
@@ -254,8 +259,8 @@ class PolicyTrustCommandTest {
         assertEquals(ExitCodes.OK, trust.exitCode(), trust.describe());
         assertTrue(
                 trust.out()
-                        .startsWith("The project policy of " + project
-                                + " asks for nothing outside the jail and the project.\n"),
+                        .startsWith(
+                                "The project policy of " + project + " widens nothing: it only narrows the jail.\n"),
                 trust.out());
     }
 

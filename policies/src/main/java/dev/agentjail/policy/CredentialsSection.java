@@ -35,7 +35,7 @@ final class CredentialsSection {
         Map<String, String> envOrigins = envSection.origins();
         String path = "credentials";
         List<CredentialRule> rules = new ArrayList<>();
-        Map<String, String> seen = new HashMap<>();
+        Map<String, Node> seen = new HashMap<>();
         List<Node> items = nodes.sequence(credentials, path);
         for (int i = 0; i < items.size(); i++) {
             String itemPath = path + "[" + i + "]";
@@ -48,10 +48,14 @@ final class CredentialsSection {
             String envPath = itemPath + ".env";
             String env = EnvSection.name(nodes, envNode, envPath);
             envSection.checkNotDenied(envNode, envPath, env);
-            String earlier = seen.putIfAbsent(env, itemPath);
+            Node earlier = seen.putIfAbsent(env, item);
             if (earlier != null) {
                 throw nodes.error(
-                        envNode, envPath, Quoting.quote(env) + " already has a credential rule at " + earlier);
+                        envNode,
+                        envPath,
+                        Quoting.quote(env) + " already has a different credential rule, at "
+                                + nodes.origins().where(earlier)
+                                + "; a policy may restate that rule word for word, but not change it: remove one");
             }
             String inEnv = envOrigins.get(env);
             if (inEnv != null) {

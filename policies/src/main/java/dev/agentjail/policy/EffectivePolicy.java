@@ -63,9 +63,14 @@ public final class EffectivePolicy {
         return projectSnapshot;
     }
 
-    /** The entries of the project layer that reach outside the jail and the project; they need the user's trust. */
+    /** The entries of the project layer that widen the jail; they need the user's trust. */
     public List<ProjectRequest> projectRequests() {
         return projectRequests.stream().map(ProjectRequests.Found::request).toList();
+    }
+
+    /** As {@link #projectRequests()}, with the project file whose trust covers each. */
+    List<ProjectRequests.Found> projectFindings() {
+        return projectRequests;
     }
 
     /** The effective {@code trust.projects}: whether a project policy may be trusted at all. */
@@ -138,7 +143,10 @@ public final class EffectivePolicy {
             case FORBIDDEN -> "trust.projects is never: agentjail run refuses it";
         };
         if (mark != null) {
-            projectRequests.forEach(found -> marks.put(found.node(), mark));
+            for (ProjectRequests.Found found : projectRequests) {
+                boolean refused = !trust.allowed() && trust.requests().contains(found.request());
+                marks.put(found.node(), refused ? mark : "trusted project entry");
+            }
         }
         return new PolicyRenderer(origins, withOrigins, marks).render(merged, lockedBy, sources());
     }

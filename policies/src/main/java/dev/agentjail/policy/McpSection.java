@@ -34,7 +34,9 @@ final class McpSection {
             return McpPolicy.none();
         }
         List<McpServer> servers = new ArrayList<>();
-        Map<String, String> seen = new HashMap<>();
+        Map<String, Node> seen = new HashMap<>();
+        Map<String, Optional<String>> endpoints = new HashMap<>();
+        Map<String, Integer> byEndpoint = new HashMap<>();
         List<Node> items = nodes.sequence(serversNode, "mcp.servers");
         for (int i = 0; i < items.size(); i++) {
             String path = "mcp.servers[" + i + "]";
@@ -49,10 +51,7 @@ final class McpSection {
                         "invalid name " + Quoting.quote(name)
                                 + ": lower-case letters, digits, '-' and '_', at most 63");
             }
-            String earlier = seen.putIfAbsent(name, path);
-            if (earlier != null) {
-                throw nodes.error(nameNode, path + ".name", Quoting.quote(name) + " is already the name of " + earlier);
-            }
+            Node earlier = seen.putIfAbsent(name, item);
             Node urlNode = fields.get("url");
             Node commandNode = fields.get("command");
             if ((urlNode == null) == (commandNode == null)) {
@@ -66,7 +65,17 @@ final class McpSection {
                         envNode, path + ".env", "env is the environment of a host-side server: it needs command");
             }
             Map<String, String> env = envNode == null ? Map.of() : env(envNode, path + ".env");
-            servers.add(new McpServer(
+            Optional<String> endpoint = url.map(McpSection::endpoint);
+            if (earlier != null && (endpoint.isEmpty() || !endpoint.equals(endpoints.get(name)))) {
+                throw nodes.error(
+                        nameNode,
+                        path + ".name",
+                        Quoting.quote(name) + " is already the name of another server, at "
+                                + nodes.origins().where(earlier)
+                                + "; a policy may restate a server (the same name and url), narrowing its filters,"
+                                + " but not change what the name stands for");
+            }
+            McpServer server = new McpServer(
                     name,
                     url,
                     command,
@@ -75,9 +84,50 @@ final class McpSection {
                     filter(fields.get("resources"), path + ".resources", Set.of("allow")),
                     filter(fields.get("prompts"), path + ".prompts", Set.of("allow")),
                     flag(fields.get("sampling"), path + ".sampling"),
-                    flag(fields.get("elicitation"), path + ".elicitation")));
+                    flag(fields.get("elicitation"), path + ".elicitation"));
+            endpoints.putIfAbsent(name, endpoint);
+            Integer same = endpoint.map(byEndpoint::get).orElse(null);
+            if (same == null) {
+                endpoint.ifPresent(e -> byEndpoint.put(e, servers.size()));
+                servers.add(server);
+            } else {
+                // Entries for one server, whatever their layers and names: each can only narrow the others.
+                servers.set(same, narrowed(servers.get(same), server));
+            }
         }
         return new McpPolicy(servers);
+    }
+
+    /** What both entries approve: the first entry's name and url, every filter narrowed by the second's. */
+    private static McpServer narrowed(McpServer first, McpServer second) {
+        return new McpServer(
+                first.name(),
+                first.url(),
+                first.command(),
+                first.env(),
+                first.tools().narrowedBy(second.tools()),
+                first.resources().narrowedBy(second.resources()),
+                first.prompts().narrowedBy(second.prompts()),
+                first.sampling() && second.sampling(),
+                first.elicitation() && second.elicitation());
+    }
+
+    /**
+     * A remote server's identity as the proxy matches requests to it: scheme, canonical host, port (the scheme's default
+     * when none is given) and path. Two entries with the same endpoint are one server.
+     */
+    static String endpoint(URI url) {
+        String scheme = url.getScheme().toLowerCase(Locale.ROOT);
+        String host = url.getHost().toLowerCase(Locale.ROOT);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        if (host.endsWith(".")) {
+            host = host.substring(0, host.length() - 1);
+        }
+        int port = url.getPort() > 0 ? url.getPort() : scheme.equals("https") ? 443 : 80;
+        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        return scheme + "://" + host + ":" + port + path;
     }
 
     private URI url(Node node, String path) throws PolicyException {

@@ -1,23 +1,32 @@
 package dev.agentjail.policy;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * Which names (MCP tools, resources, prompts) are approved: a name must match an {@code allow}
- * pattern and no {@code deny} pattern. A pattern is a literal name in which {@code *} matches any
- * run of characters. Nothing is approved unless an allow pattern says so.
+ * pattern, an entry of every list in {@code narrowedBy}, and no {@code deny} pattern. A pattern is a
+ * literal name in which {@code *} matches any run of characters. Nothing is approved unless an allow
+ * pattern says so. {@code narrowedBy} holds the allow lists of other policy entries for the same
+ * server: several entries can only narrow one another, never add up ({@link #narrowedBy(NameFilter)}).
  */
-public record NameFilter(List<String> allow, List<String> deny) {
+public record NameFilter(List<String> allow, List<String> deny, List<List<String>> narrowedBy) {
     public NameFilter {
         allow = List.copyOf(allow);
         deny = List.copyOf(deny);
+        narrowedBy = narrowedBy.stream().map(List::copyOf).toList();
         for (String pattern : allow) {
             check(pattern);
         }
         for (String pattern : deny) {
             check(pattern);
         }
+        narrowedBy.forEach(list -> list.forEach(NameFilter::check));
+    }
+
+    public NameFilter(List<String> allow, List<String> deny) {
+        this(allow, deny, List.of());
     }
 
     /** Approves nothing. */
@@ -26,7 +35,19 @@ public record NameFilter(List<String> allow, List<String> deny) {
     }
 
     public boolean permits(String name) {
-        return allow.stream().anyMatch(p -> matches(p, name)) && deny.stream().noneMatch(p -> matches(p, name));
+        return allow.stream().anyMatch(p -> matches(p, name))
+                && narrowedBy.stream().allMatch(list -> list.stream().anyMatch(p -> matches(p, name)))
+                && deny.stream().noneMatch(p -> matches(p, name));
+    }
+
+    /** What both filters approve: this one's allow list, narrowed by {@code other}'s, and both deny lists. */
+    public NameFilter narrowedBy(NameFilter other) {
+        List<List<String>> lists = new ArrayList<>(narrowedBy);
+        lists.add(other.allow);
+        lists.addAll(other.narrowedBy);
+        List<String> denies = new ArrayList<>(deny);
+        other.deny.stream().filter(p -> !denies.contains(p)).forEach(denies::add);
+        return new NameFilter(allow, denies, lists);
     }
 
     /** The first deny pattern that matches, if any; for error messages and records. */

@@ -21,7 +21,8 @@ import org.yaml.snakeyaml.nodes.Node;
  *       silently skipped;
  *   <li>the user policy: {@code $XDG_CONFIG_HOME/agentjail/policy.yaml}, when it exists;
  *   <li>the presets the command line picks ({@code agentjail run claude}), then the project's {@code
- *       .agentjail.yaml} (searched from the project directory up to the repository root);
+ *       .agentjail.yaml} files, from the repository root down to the project directory ({@link
+ *       ProjectPolicies#chain});
  *   <li>{@code --policy} files.
  * </ol>
  */
@@ -68,9 +69,8 @@ public final class PolicyDiscovery {
             inputs.add(PolicyStack.Input.preset(PolicyLayer.PROJECT, preset));
         }
         if (request.projectDir().isPresent()) {
-            Optional<Path> project = ProjectPolicies.find(request.projectDir().get());
-            if (project.isPresent()) {
-                inputs.add(PolicyStack.Input.file(PolicyLayer.PROJECT, project.get()));
+            for (Path file : ProjectPolicies.chain(request.projectDir().get())) {
+                inputs.add(PolicyStack.Input.file(PolicyLayer.PROJECT, file));
             }
         }
         for (Path file : request.overrides()) {

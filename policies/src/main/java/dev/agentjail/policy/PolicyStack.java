@@ -81,8 +81,16 @@ public final class PolicyStack {
     private final Deque<String> chain = new ArrayDeque<>();
     /** The project layer's own files (not its presets), by document, with their real path as the name. */
     private final Map<PolicyDocument, String> projectFiles = new IdentityHashMap<>();
+    /**
+     * The documents whose widening entries need the user's trust, each with the project file whose trust covers them:
+     * the project layer's files (their own), and whatever they extend (a preset pulled in by a project file widens the
+     * jail as much as the file itself would: the file's).
+     */
+    private final Map<PolicyDocument, String> untrusted = new IdentityHashMap<>();
     /** The directory of the first project policy file given as an input: the project that trust is keyed by. */
     private Path projectRoot;
+    /** Who may own a project policy file ({@link ProjectPolicies#ownershipProblem}); known at the first one. */
+    private Set<Integer> projectOwners;
 
     private PolicyStack(Path home) {
         this.home = home.toAbsolutePath().normalize();
@@ -97,12 +105,24 @@ public final class PolicyStack {
                 throw new IllegalArgumentException("inputs must be ordered by layer");
             }
             previous = input.layer();
-            stack.add(input, null, null);
+            stack.add(input, null, null, null);
         }
         return stack.merge();
     }
 
-    private void add(Input input, Node referrer, PolicySource referrerSource) throws PolicyException {
+    private void add(Input input, Node referrer, PolicySource referrerSource, String fromUntrusted)
+            throws PolicyException {
+        boolean projectFile = input.layer() == PolicyLayer.PROJECT && input.preset() == null;
+        if (projectFile && input.file() != null) {
+            if (projectOwners == null) {
+                projectOwners = ProjectPolicies.owners(Optional.of(projectDirectory(input)));
+            }
+            Optional<String> problem = ProjectPolicies.ownershipProblem(input.file(), projectOwners);
+            if (problem.isPresent()) {
+                throw new PolicyException(
+                        input.file().toString(), 0, "-", "refusing this project policy: " + problem.get());
+            }
+        }
         Resolved resolved = resolve(input, referrer, referrerSource);
         if (chain.contains(resolved.identity())) {
             List<String> cycle = new ArrayList<>(chain);
@@ -119,7 +139,11 @@ public final class PolicyStack {
                     .error(referrer, "extends", "extends nested deeper than " + MAX_EXTENDS_DEPTH + " levels");
         }
         PolicyDocument document = PolicyDocument.parse(resolved.text(), resolved.source());
-        if (input.layer() == PolicyLayer.PROJECT && input.preset() == null) {
+        String trustFile = projectFile ? resolved.identity() : fromUntrusted;
+        if (trustFile != null) {
+            untrusted.put(document, trustFile);
+        }
+        if (projectFile) {
             projectFiles.put(document, resolved.identity());
             if (referrer == null && projectRoot == null) {
                 projectRoot = projectDirectory(input);
@@ -132,7 +156,11 @@ public final class PolicyStack {
             for (int i = 0; i < items.size(); i++) {
                 Node item = items.get(i);
                 String reference = nodes.string(item, "extends[" + i + "]");
-                add(reference(reference, input.layer(), item, nodes, document.source()), item, document.source());
+                add(
+                        reference(reference, input.layer(), item, nodes, document.source()),
+                        item,
+                        document.source(),
+                        trustFile);
             }
         }
         chain.pop();
@@ -234,10 +262,11 @@ public final class PolicyStack {
             }
             HostCommands.refuseFromProject(document, origins);
             TrustSection.refuseFromProject(document, origins);
-            if (projectFiles.containsKey(document)) {
-                requests.addAll(projectRequests.scan(document));
+            String trustFile = untrusted.get(document);
+            if (trustFile != null) {
+                requests.addAll(projectRequests.scan(document, merged, trustFile));
             }
-            checkLocks(document, locks, origins);
+            checkLocks(document, locks, origins, merged);
             for (NodeTuple tuple : document.root().getValue()) {
                 String key = ((ScalarNode) tuple.getKeyNode()).getValue();
                 if (!document.settings().containsKey(key)) {
@@ -245,7 +274,8 @@ public final class PolicyStack {
                 }
                 Node existing = merged.get(key);
                 merged.put(
-                        key, existing == null ? tuple.getValueNode() : merge(existing, tuple.getValueNode(), origins));
+                        key,
+                        existing == null ? tuple.getValueNode() : merge(existing, tuple.getValueNode(), origins, key));
                 keyNodes.putIfAbsent(key, tuple.getKeyNode());
             }
             addLocks(document, locks, origins);
@@ -292,8 +322,13 @@ public final class PolicyStack {
         }
     }
 
-    /** Refuses any key this document sets that a document of a more authoritative layer locked. */
-    private static void checkLocks(PolicyDocument document, Map<String, Lock> locks, Origins origins)
+    /**
+     * Refuses any key this document changes that a document of a more authoritative layer locked. Restating what is
+     * already there (the same scalar, list entries already present) changes nothing and passes, so that a preset may
+     * repeat what a team policy that locks the key lists itself.
+     */
+    private static void checkLocks(
+            PolicyDocument document, Map<String, Lock> locks, Origins origins, Map<String, Node> merged)
             throws PolicyException {
         if (locks.isEmpty()) {
             return;
@@ -304,29 +339,68 @@ public final class PolicyStack {
             if (!document.settings().containsKey(sectionKey)) {
                 continue;
             }
-            checkLock(sectionKey, sectionKey, section.getKeyNode(), document, locks, nodes);
+            Node before = merged.get(sectionKey);
+            if (restates(before, section.getValueNode())) {
+                continue;
+            }
             if (section.getValueNode() instanceof MappingNode mapping) {
                 for (NodeTuple entry : mapping.getValue()) {
                     String key = ((ScalarNode) entry.getKeyNode()).getValue();
-                    checkLock(sectionKey + "." + key, sectionKey, entry.getKeyNode(), document, locks, nodes);
+                    if (!restates(YamlNodes.value(before, key), entry.getValueNode())) {
+                        checkLock(sectionKey + "." + key, sectionKey, entry.getKeyNode(), document, locks, nodes);
+                    }
                 }
+            } else {
+                checkLock(sectionKey, sectionKey, section.getKeyNode(), document, locks, nodes);
             }
         }
     }
 
+    /** Refuses {@code path} if it or its section is locked by a more authoritative layer. */
     private static void checkLock(
             String path, String section, Node node, PolicyDocument document, Map<String, Lock> locks, YamlNodes nodes)
             throws PolicyException {
         for (String locked : List.of(section, path)) {
             Lock lock = locks.get(locked);
             if (lock != null && lock.layer().compareTo(document.source().layer()) < 0) {
+                String name = document.source().name();
+                String wayOut = name.startsWith(PolicyKeys.PRESET_SOURCE_PREFIX)
+                        ? "; the preset " + Quoting.quote(name.substring(PolicyKeys.PRESET_SOURCE_PREFIX.length()))
+                                + " sets it. A value the " + lock.layer().description()
+                                + " lists itself may be restated, so ask its maintainers to add this one there; or run"
+                                + " without the preset (agentjail run -- PROGRAM) and add what the lock allows in your"
+                                + " own policy"
+                        : "; the " + document.source().layer().description() + " cannot change it";
                 throw nodes.error(
-                        node,
-                        path,
-                        "locked by the " + lock.layer().description() + " (" + lock.where() + "); the "
-                                + document.source().layer().description() + " cannot change it");
+                        node, path, "locked by the " + lock.layer().description() + " (" + lock.where() + ")" + wayOut);
             }
         }
+    }
+
+    /**
+     * Whether {@code value} only repeats what {@code before} already holds: the same scalar, list entries all already
+     * listed, a mapping whose every key restates the same key's value. Nothing restates a missing value.
+     */
+    static boolean restates(Node before, Node value) {
+        if (before == null) {
+            return false;
+        }
+        if (before instanceof ScalarNode a && value instanceof ScalarNode b) {
+            return sameScalar(a, b);
+        }
+        if (before instanceof SequenceNode a && value instanceof SequenceNode b) {
+            return b.getValue().stream().allMatch(item -> a.getValue().stream().anyMatch(e -> YamlNodes.same(e, item)));
+        }
+        if (before instanceof MappingNode && value instanceof MappingNode b) {
+            for (NodeTuple tuple : b.getValue()) {
+                String key = ((ScalarNode) tuple.getKeyNode()).getValue();
+                if (!restates(YamlNodes.value(before, key), tuple.getValueNode())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
     }
 
     private static void addLocks(PolicyDocument document, Map<String, Lock> locks, Origins origins)
@@ -346,8 +420,12 @@ public final class PolicyStack {
         }
     }
 
-    /** Merges {@code overlay} (later) onto {@code base} (earlier); see the class comment for the rules. */
-    private static Node merge(Node base, Node overlay, Origins origins) {
+    /**
+     * Merges {@code overlay} (later) onto {@code base} (earlier), both at {@code path}; see the class comment for the
+     * rules. A list entry equal to one already there is dropped (a restated credential rule or server is no second
+     * one); an address pin ({@code network.resolve}) is an identity: a later layer may restate it, never change it.
+     */
+    private static Node merge(Node base, Node overlay, Origins origins, String path) throws PolicyException {
         if (base instanceof MappingNode baseMap && overlay instanceof MappingNode overlayMap) {
             Map<String, NodeTuple> out = new LinkedHashMap<>();
             for (NodeTuple tuple : baseMap.getValue()) {
@@ -356,13 +434,25 @@ public final class PolicyStack {
             for (NodeTuple tuple : overlayMap.getValue()) {
                 String key = ((ScalarNode) tuple.getKeyNode()).getValue();
                 NodeTuple existing = out.get(key);
+                String child = path + "." + key;
+                if (existing != null
+                        && PINNED.contains(path)
+                        && !YamlNodes.same(existing.getValueNode(), tuple.getValueNode())) {
+                    throw new YamlNodes(origins)
+                            .error(
+                                    tuple.getValueNode(),
+                                    YamlNodes.child(path, key),
+                                    Quoting.quote(key) + " is already pinned, at "
+                                            + origins.where(existing.getValueNode())
+                                            + "; a policy may restate a pin but not change it: remove one");
+                }
                 out.put(
                         key,
                         existing == null
                                 ? tuple
                                 : new NodeTuple(
                                         existing.getKeyNode(),
-                                        merge(existing.getValueNode(), tuple.getValueNode(), origins)));
+                                        merge(existing.getValueNode(), tuple.getValueNode(), origins, child)));
             }
             MappingNode result = new MappingNode(
                     Tag.MAP,
@@ -377,7 +467,7 @@ public final class PolicyStack {
         if (base instanceof SequenceNode baseList && overlay instanceof SequenceNode overlayList) {
             List<Node> items = new ArrayList<>(baseList.getValue());
             for (Node item : overlayList.getValue()) {
-                if (!(item instanceof ScalarNode scalar) || items.stream().noneMatch(i -> sameScalar(i, scalar))) {
+                if (items.stream().noneMatch(i -> YamlNodes.same(i, item))) {
                     items.add(item);
                 }
             }
@@ -393,6 +483,9 @@ public final class PolicyStack {
         }
         return overlay;
     }
+
+    /** Mappings whose entries are identities: a key names one thing, and no two layers may say different things. */
+    private static final Set<String> PINNED = Set.of("network.resolve");
 
     private static boolean sameScalar(Node node, ScalarNode scalar) {
         return node instanceof ScalarNode other

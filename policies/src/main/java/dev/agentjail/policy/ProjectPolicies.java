@@ -5,39 +5,115 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
-/** Finds a project's policy file, {@code .agentjail.yaml}, the way git finds its repository. */
+/**
+ * Finds the policy files of a project, {@code .agentjail.yaml}: one policy per project, from the repository root down
+ * to the directory a session starts in, so that a file in a subdirectory adds to the root's policy (and can never lift
+ * its denies) instead of replacing it.
+ */
 public final class ProjectPolicies {
     public static final String FILE_NAME = ".agentjail.yaml";
 
     private ProjectPolicies() {}
 
     /**
-     * Looks for {@value #FILE_NAME} in {@code projectDir} and its parents, stopping after the
-     * repository root (the first directory that holds a {@code .git} directory or file) or, outside a
-     * repository, at the file-system root. The search runs on the real path, so a symlinked project
-     * directory finds the policy of the repository it really lives in.
+     * The project policy files that apply to {@code projectDir}, most general first: every {@value #FILE_NAME} from the
+     * repository root (the nearest directory at or above {@code projectDir} that holds a {@code .git} directory or
+     * file) down to {@code projectDir}. Outside a repository only {@code projectDir}'s own file counts: a directory
+     * above it may be anyone's ({@code /tmp}). The walk runs on the real path, so a symlinked project directory finds
+     * the policy of the repository it really lives in.
      *
-     * <p>Anything named {@value #FILE_NAME} counts, also a directory or a dangling link: the loader
-     * then refuses it, which is better than silently falling back to a policy further up or to none.
+     * <p>Anything named {@value #FILE_NAME} counts, also a directory or a dangling link: the loader then refuses it,
+     * which is better than silently falling back to a policy further up or to none.
      *
      * @throws IOException if {@code projectDir} does not exist or is not a directory
      */
-    public static Optional<Path> find(Path projectDir) throws IOException {
+    public static List<Path> chain(Path projectDir) throws IOException {
         Path dir = projectDir.toRealPath();
         if (!Files.isDirectory(dir)) {
             throw new NotDirectoryException(projectDir.toString());
         }
+        Path top = dir;
         for (Path current = dir; current != null; current = current.getParent()) {
-            Path candidate = current.resolve(FILE_NAME);
-            if (Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
-                return Optional.of(candidate);
-            }
             if (Files.exists(current.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
-                return Optional.empty();
+                top = current;
+                break;
             }
         }
+        List<Path> files = new ArrayList<>();
+        for (Path current = dir; ; current = current.getParent()) {
+            Path candidate = current.resolve(FILE_NAME);
+            if (Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) {
+                files.add(candidate);
+            }
+            if (current.equals(top)) {
+                break;
+            }
+        }
+        Collections.reverse(files);
+        return List.copyOf(files);
+    }
+
+    /** The nearest of {@link #chain}'s files: the one a session's own directory holds, or the closest above it. */
+    public static Optional<Path> find(Path projectDir) throws IOException {
+        List<Path> chain = chain(projectDir);
+        return chain.isEmpty() ? Optional.empty() : Optional.of(chain.get(chain.size() - 1));
+    }
+
+    /**
+     * Why a project policy file may not be used, if it may not: one owned by neither the user running agentjail, nor
+     * root, nor the owner of the project directory (the user a root-started session runs as), or one that anybody may
+     * write. Git refuses such repositories for the same reason ({@code safe.directory}): another local user could have
+     * put it there. Links are judged by their target; one that cannot be read is left to the loader's error.
+     */
+    static Optional<String> ownershipProblem(Path file, Set<Integer> owners) {
+        PosixFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(file, PosixFileAttributes.class);
+        } catch (IOException | UnsupportedOperationException e) {
+            return Optional.empty();
+        }
+        if (attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE)) {
+            return Optional.of("any local user can write it (mode "
+                    + java.nio.file.attribute.PosixFilePermissions.toString(attributes.permissions())
+                    + "); agentjail reads no project policy that others can change: chmod o-w it");
+        }
+        int uid;
+        try {
+            uid = (Integer) Files.getAttribute(file, "unix:uid");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+        if (!owners.contains(uid)) {
+            return Optional.of("it belongs to uid " + uid + ", neither you, root nor the project's owner; another"
+                    + " local user could have put it there: check it and chown it to yourself");
+        }
         return Optional.empty();
+    }
+
+    /** The users whose project policy files are read for {@code projectDir}: this process's, root, the directory's. */
+    static Set<Integer> owners(Optional<Path> projectDir) {
+        Set<Integer> owners = new java.util.HashSet<>();
+        owners.add(0);
+        try {
+            owners.add((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            // Without /proc the check below is only the stricter for it.
+        }
+        if (projectDir.isPresent()) {
+            try {
+                owners.add((Integer) Files.getAttribute(projectDir.get(), "unix:uid"));
+            } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+                // A project that cannot be stat'ed fails to load later anyway.
+            }
+        }
+        return Set.copyOf(owners);
     }
 }

@@ -1,6 +1,7 @@
 package dev.agentjail.policy;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,7 +40,7 @@ public final class ProjectTrust {
 
     /** How the user's trust in the project policy stands. */
     public enum Status {
-        /** The project layer asks for nothing outside the jail and the project. */
+        /** The project layer widens nothing. */
         NOT_NEEDED,
         /** It does, and the user trusts exactly these files. */
         TRUSTED,
@@ -90,7 +91,7 @@ public final class ProjectTrust {
                     first.file(),
                     first.line(),
                     first.key(),
-                    first.asks() + ", which reaches outside the jail and the project; " + reason + more);
+                    first.asks() + ", which widens the jail; " + reason + more);
         }
 
         /** One warning per entry needing trust that is not usable, for commands that only check files. */
@@ -104,43 +105,58 @@ public final class ProjectTrust {
         }
     }
 
-    /** Whether {@code policy}'s project layer may reach outside the jail and the project, given the user's trust. */
+    /**
+     * Whether {@code policy}'s project layer may widen the jail, given the user's trust: each widening entry needs the
+     * trust of the project file it comes from (for a preset a project file extends, that file's) at that file's current
+     * SHA-256. The result's requests are the entries refused, or all of them when every one is trusted.
+     */
     public static Result evaluate(EffectivePolicy policy, TrustedProjects trusted) {
-        List<ProjectRequest> requests = policy.projectRequests();
-        if (requests.isEmpty()) {
+        List<ProjectRequests.Found> found = policy.projectFindings();
+        if (found.isEmpty()) {
             return Result.notNeeded();
         }
+        List<ProjectRequest> all =
+                found.stream().map(ProjectRequests.Found::request).toList();
         Optional<ProjectSnapshot> snapshot = policy.projectSnapshot();
         Optional<Path> root = snapshot.map(ProjectSnapshot::root);
         Setting setting = policy.projectTrust();
         if (setting.mode() == Mode.NEVER) {
             return new Result(
                     Status.FORBIDDEN,
-                    requests,
+                    all,
                     root,
                     "the " + setting.layer().description() + " forbids trusting project policies (" + setting.where()
                             + ": trust.projects: never); ask for it in your user policy or a --policy file instead");
         }
         String command = COMMAND + root.map(r -> " --project " + r).orElse("");
         Optional<TrustedProjects.Grant> grant = root.flatMap(trusted::grant);
-        if (grant.isEmpty()) {
-            return new Result(
-                    Status.UNTRUSTED,
-                    requests,
-                    root,
-                    "a project policy needs your trust for that; review and trust it with: " + command);
+        Map<String, String> now = snapshot.map(ProjectSnapshot::files).orElse(Map.of());
+        List<ProjectRequest> refused = new ArrayList<>();
+        Status status = Status.TRUSTED;
+        String reason = "trusted";
+        for (ProjectRequests.Found f : found) {
+            String file = f.trustFile();
+            String before = grant.map(g -> g.files().get(file)).orElse(null);
+            if (before != null && before.equals(now.get(file))) {
+                continue;
+            }
+            refused.add(f.request());
+            if (status != Status.TRUSTED) {
+                continue;
+            }
+            if (grant.isEmpty()) {
+                status = Status.UNTRUSTED;
+                reason = "a project policy needs your trust for that; review and trust it with: " + command;
+            } else {
+                status = Status.CHANGED;
+                reason = "you trusted this project policy, but " + file
+                        + (before == null ? " was added to it" : " changed") + " since; review and trust it again"
+                        + " with: " + command;
+            }
         }
-        Optional<String> changed =
-                changedFile(snapshot.get().files(), grant.get().files());
-        if (changed.isPresent()) {
-            return new Result(
-                    Status.CHANGED,
-                    requests,
-                    root,
-                    "you trusted this project policy, but " + changed.get() + " since; review and trust it again with: "
-                            + command);
-        }
-        return new Result(Status.TRUSTED, requests, root, "trusted");
+        return refused.isEmpty()
+                ? new Result(Status.TRUSTED, all, root, reason)
+                : new Result(status, refused, root, reason);
     }
 
     /** Throws the error {@code agentjail run} stops with, unless the project layer's requests may be used. */
@@ -149,22 +165,5 @@ public final class ProjectTrust {
         if (!result.allowed()) {
             throw result.error();
         }
-    }
-
-    /** What differs from the trusted files: a file's bytes, a file added, or one no longer extended. */
-    private static Optional<String> changedFile(Map<String, String> now, Map<String, String> trusted) {
-        for (Map.Entry<String, String> file : now.entrySet()) {
-            String before = trusted.get(file.getKey());
-            if (before == null) {
-                return Optional.of(file.getKey() + " was added to it");
-            }
-            if (!file.getValue().equals(before)) {
-                return Optional.of(file.getKey() + " changed");
-            }
-        }
-        return trusted.keySet().stream()
-                .filter(f -> !now.containsKey(f))
-                .findFirst()
-                .map(f -> f + " was removed from it");
     }
 }

@@ -115,7 +115,15 @@ public final class TrustedProjects {
     /** A copy that trusts {@code snapshot}'s files (replacing earlier trust in the same project). */
     public TrustedProjects with(ProjectSnapshot snapshot, Instant now) {
         Map<String, Grant> copy = new TreeMap<>(grants);
-        copy.put(snapshot.root().toString(), new Grant(snapshot.files(), now));
+        // Files trusted before from another directory of the same project (a session started in a subdirectory reads
+        // more files) stay trusted as they were; the files of this snapshot are trusted as they are now.
+        Map<String, String> files = new LinkedHashMap<>();
+        Grant earlier = grants.get(snapshot.root().toString());
+        if (earlier != null) {
+            files.putAll(earlier.files());
+        }
+        files.putAll(snapshot.files());
+        copy.put(snapshot.root().toString(), new Grant(files, now));
         return new TrustedProjects(copy);
     }
 

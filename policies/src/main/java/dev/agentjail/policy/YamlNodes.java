@@ -41,6 +41,52 @@ final class YamlNodes {
         return parent.isEmpty() ? shown : parent + "." + shown;
     }
 
+    /**
+     * Whether two nodes hold the same value: scalars with the same tag and text, lists with equal items in the same
+     * order, mappings with the same keys and equal values in any order.
+     */
+    static boolean same(Node a, Node b) {
+        if (a instanceof ScalarNode x && b instanceof ScalarNode y) {
+            return x.getTag().equals(y.getTag()) && x.getValue().equals(y.getValue());
+        }
+        if (a instanceof SequenceNode x && b instanceof SequenceNode y) {
+            if (x.getValue().size() != y.getValue().size()) {
+                return false;
+            }
+            for (int i = 0; i < x.getValue().size(); i++) {
+                if (!same(x.getValue().get(i), y.getValue().get(i))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (a instanceof MappingNode x && b instanceof MappingNode y) {
+            if (x.getValue().size() != y.getValue().size()) {
+                return false;
+            }
+            for (NodeTuple tuple : x.getValue()) {
+                Node other = value(y, ((ScalarNode) tuple.getKeyNode()).getValue());
+                if (other == null || !same(tuple.getValueNode(), other)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** The value of {@code key} in {@code mapping} (a mapping node with scalar keys), or null. */
+    static Node value(Node mapping, String key) {
+        if (mapping instanceof MappingNode map) {
+            for (NodeTuple tuple : map.getValue()) {
+                if (tuple.getKeyNode() instanceof ScalarNode k && k.getValue().equals(key)) {
+                    return tuple.getValueNode();
+                }
+            }
+        }
+        return null;
+    }
+
     static String describe(Node node) {
         if (node instanceof MappingNode) {
             return "a mapping";

@@ -140,7 +140,7 @@ class CredentialsSectionTest {
                         "p.yaml:3: credentials[0].env: 'HTTPS_PROXY' is set by agentjail to point at its proxy"),
                 arguments(
                         rule + "  - env: KEY\n    hosts: [other.test]\n    header: x-api-key\n",
-                        "p.yaml:6: credentials[1].env: 'KEY' already has a credential rule at credentials[0]"),
+                        "p.yaml:6: credentials[1].env: 'KEY' already has a different credential rule, at p.yaml:3; a policy may restate that rule word for word, but not change it: remove one"),
                 arguments(
                         "env:\n  forward:\n    - PATH_EXTRA\n    - KEY\n" + rule,
                         "p.yaml:7: credentials[0].env: 'KEY' is also in env.forward[1] (line 5); the jail must see"

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,9 +75,25 @@ class ProjectPoliciesTest {
     }
 
     @Test
-    void withoutARepositoryTheSearchGoesUpToTheFileSystemRoot() throws Exception {
+    void withoutARepositoryOnlyTheProjectDirectoryCounts() throws Exception {
+        // A directory above a project outside any repository may be anyone's (/tmp).
         Path file = policy("plain");
-        assertEquals(Optional.of(file), ProjectPolicies.find(dirs("plain/a/b/c")));
+        assertEquals(List.of(), ProjectPolicies.chain(dirs("plain/a/b/c")));
+        assertEquals(List.of(file), ProjectPolicies.chain(root.resolve("plain")));
+    }
+
+    @Test
+    void everyPolicyFromTheRepositoryRootDownCountsRootFirst() throws Exception {
+        policy("outside");
+        dirs("outside/repo/.git");
+        Path top = policy("outside/repo");
+        Path services = policy("outside/repo/services");
+        dirs("outside/repo/services/api/src");
+        Path api = policy("outside/repo/services/api");
+
+        assertEquals(List.of(top, services, api), ProjectPolicies.chain(root.resolve("outside/repo/services/api/src")));
+        assertEquals(List.of(top, services), ProjectPolicies.chain(root.resolve("outside/repo/services")));
+        assertEquals(List.of(top), ProjectPolicies.chain(root.resolve("outside/repo")));
     }
 
     @Test

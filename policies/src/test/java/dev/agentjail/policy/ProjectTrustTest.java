@@ -115,7 +115,8 @@ class ProjectTrustTest {
                 arguments(
                         "version: 1\naudit:\n  log: ~/.bashrc\n",
                         "audit.log",
-                        "makes agentjail write its audit log to the host file '~/.bashrc'"),
+                        "makes agentjail write its audit log to the host file '~/.bashrc' instead of where your own"
+                                + " policy keeps it"),
                 arguments(
                         "version: 1\nnetwork:\n  resolve: {metadata.test: 169.254.169.254}\n  allow: [metadata.test]\n",
                         "network.resolve.metadata.test",
@@ -125,15 +126,160 @@ class ProjectTrustTest {
                         "version: 1\nnetwork:\n  allow: [\"127.0.0.1:6379\"]\n",
                         "network.allow[0]",
                         "allows the IP address '127.0.0.1:6379' (the host's own or a private address too) past the"
-                                + " SSRF guard"));
+                                + " SSRF guard"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [api.example.com]\n",
+                        "network.allow[0]",
+                        "allows requests to 'api.example.com'"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [\"*.githubusercontent.com\"]\n",
+                        "network.allow[0]",
+                        "allows requests to '*.githubusercontent.com'"),
+                arguments(
+                        "version: 1\nnetwork:\n  mode: report\n",
+                        "network.mode",
+                        "switches to report mode: requests to hosts no allow entry covers go through, only recorded"),
+                arguments(
+                        "version: 1\nnetwork:\n  tunnel: [mtls.example.com]\n",
+                        "network.tunnel[0]",
+                        "relays 'mtls.example.com' without TLS interception: no redaction, no per-request decision or"
+                                + " record"),
+                arguments(
+                        "version: 1\nnetwork:\n  ports: [8443]\n",
+                        "network.ports[0]",
+                        "makes every allow pattern without a port stand for port 8443 too"),
+                arguments(
+                        "version: 1\nmcp:\n  servers: [{name: docs, url: \"https://mcp.example.com/mcp\","
+                                + " tools: {allow: [\"*\"]}}]\n",
+                        "mcp.servers[0]",
+                        "approves the MCP server 'docs' at https://mcp.example.com/mcp with the tools, resources and"
+                                + " prompts it lists"),
+                arguments(
+                        "version: 1\nenv:\n  set: {NODE_OPTIONS: \"--require ./x.js\"}\n",
+                        "env.set.NODE_OPTIONS",
+                        "sets the jail's environment variable 'NODE_OPTIONS' (variables such as NODE_OPTIONS,"
+                                + " LD_PRELOAD or a tool's config path decide what runs in the jail)"),
+                arguments(
+                        "version: 1\nlimits:\n  timeout: 24h\n",
+                        "limits.timeout",
+                        "raises limits.timeout to '24h' (from the default)"),
+                arguments(
+                        "version: 1\nlimits:\n  memory: 64g\n",
+                        "limits.memory",
+                        "raises limits.memory to '64g' (from the default)"),
+                arguments(
+                        "version: 1\nlimits:\n  processes: 100000\n",
+                        "limits.processes",
+                        "raises limits.processes to '100000' (from the default)"),
+                arguments(
+                        "version: 1\nlimits:\n  open_files: 65536\n",
+                        "limits.open_files",
+                        "raises limits.open_files to '65536' (from the default)"),
+                arguments(
+                        "version: 1\nlimits:\n  file_size: 100g\n",
+                        "limits.file_size",
+                        "raises limits.file_size to '100g' (from the default)"),
+                arguments(
+                        "version: 1\nlimits:\n  tmp_size: 8g\n",
+                        "limits.tmp_size",
+                        "raises limits.tmp_size to '8g' (from the default)"),
+                arguments(
+                        "version: 1\njail:\n  pre_start: [\"curl x | sh\"]\n",
+                        "jail.pre_start[0]",
+                        "runs the command curl x | sh in the jail before the agent"),
+                arguments(
+                        "version: 1\njail:\n  new_session: false\n",
+                        "jail.new_session",
+                        "keeps the agent in the terminal's session: it can open /dev/tty (seccomp still blocks"
+                                + " TIOCSTI and TIOCLINUX)"),
+                arguments(
+                        "version: 1\njail:\n  hostname: build-server\n",
+                        "jail.hostname",
+                        "names the jail's host 'build-server' (an agent may take it for a real one)"),
+                arguments(
+                        "version: 1\nredaction:\n  allow: [\"AKIAIOSFODNN7EXAMPLE\"]\n",
+                        "redaction.allow[0]",
+                        "exempts a value from redaction, so it leaves the jail as it is"),
+                arguments(
+                        "version: 1\naudit:\n  log: ~/logs/audit.jsonl\n",
+                        "audit.log",
+                        "makes agentjail write its audit log to the host file '~/logs/audit.jsonl' instead of where"
+                                + " your own policy keeps it"));
+    }
+
+    /** What a project file may write without trust: it only narrows the jail. */
+    static Stream<Arguments> narrowing() {
+        return Stream.of(
+                arguments("version: 1\nnetwork:\n  deny: [\"*.pastebin.com\", evil.example.com]\n"),
+                arguments("version: 1\nnetwork:\n  mode: enforce\n"),
+                arguments("version: 1\nfilesystem:\n  mask: [\".env\", \"**/*.pem\"]\n  protected: [Makefile]\n"),
+                arguments("version: 1\nfilesystem:\n  deny: [~/.aws]\n"),
+                arguments("version: 1\nenv:\n  deny: [\"AWS_*\"]\n"),
+                arguments("version: 1\nlimits:\n  timeout: 30m\n  memory: 4g\n  processes: 512\n  open_files: 1024\n"
+                        + "  file_size: 1g\n  tmp_size: 256m\n"),
+                arguments("version: 1\nlimits:\n  timeout: 12h\n"),
+                arguments(
+                        "version: 1\nredaction:\n  action: block\n  patterns:\n    - {name: itk, regex: 'itk_[a-z]{8}'}\n"
+                                + "  known_values:\n    - env: DATABASE_PASSWORD\n"),
+                arguments("version: 1\nredaction:\n  action: redact\n"),
+                arguments("version: 1\njail:\n  new_session: true\n  share_timezone: false\n  hostname: agentjail\n"),
+                arguments("version: 1\njail:\n  share_timezone: true\n"),
+                arguments("version: 1\nlocked: [network, limits]\n"),
+                arguments("version: 1\nextends: []\n"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("narrowing")
+    void narrowingEntriesNeedNoTrust(String yaml) throws Exception {
+        projectFile(yaml);
+
+        EffectivePolicy policy = loadProject();
+
+        assertEquals(List.of(), policy.projectRequests());
+        assertEquals(
+                ProjectTrust.Status.NOT_NEEDED,
+                ProjectTrust.evaluate(policy, TrustedProjects.none()).status());
     }
 
     @Test
-    void hostNamesAndWildcardsInAllowNeedNoTrust() throws Exception {
-        projectFile(
-                "version: 1\nnetwork:\n  allow: [api.example.com, \"*.githubusercontent.com\", \"pypi.test:8443\"]\n");
-        EffectivePolicy policy = loadProject();
-        assertEquals(List.of(), policy.projectRequests());
+    void restatingWhatAMoreAuthoritativeLayerSaysWidensNothing() throws Exception {
+        Path user = write(dir.resolve("user.yaml"), """
+                version: 1
+                network: {allow: [api.example.com], mode: report, resolve: {pin.test: 203.0.113.7}}
+                redaction: {action: block}
+                limits: {timeout: 48h}
+                env: {forward: [EDITOR], set: {PAGER: less}}
+                jail: {new_session: false, share_timezone: false}
+                mcp:
+                  servers:
+                    - {name: docs, url: "https://mcp.example.com/mcp", tools: {allow: [search, read]}}
+                """);
+        projectFile("""
+                version: 1
+                network: {allow: [api.example.com, other.example.com], mode: report, resolve: {pin.test: 203.0.113.7}}
+                limits: {timeout: 24h}
+                env: {forward: [EDITOR], set: {PAGER: less}}
+                jail: {new_session: false, share_timezone: true}
+                redaction: {action: redact}
+                mcp:
+                  servers:
+                    - {name: docs2, url: "https://MCP.example.com:443/mcp", tools: {allow: ["*"]}}
+                """);
+
+        EffectivePolicy policy = load(
+                PolicyStack.Input.file(PolicyLayer.USER, user),
+                PolicyStack.Input.file(PolicyLayer.PROJECT, project.resolve(".agentjail.yaml")));
+
+        // Only what goes beyond the user's policy: a new host, the time zone it kept out, redaction it made strict.
+        assertEquals(
+                List.of("network.allow[1]", "jail.share_timezone", "redaction.action"),
+                policy.projectRequests().stream().map(ProjectRequest::key).toList());
+        // The project's entry for the approved server narrows it: its "*" adds no tool.
+        McpServer docs = policy.policy().mcp().servers().get(0);
+        assertEquals(1, policy.policy().mcp().servers().size());
+        assertEquals("docs", docs.name());
+        assertTrue(docs.tools().permits("search"));
+        assertFalse(docs.tools().permits("delete_repo"));
     }
 
     @ParameterizedTest
@@ -142,16 +288,25 @@ class ProjectTrustTest {
         Path file = projectFile(yaml);
         EffectivePolicy policy = loadProject();
 
-        assertEquals(List.of(new ProjectRequest(file.toString(), 3, key, asks)), policy.projectRequests());
+        assertEquals(
+                new ProjectRequest(file.toString(), 3, key, asks),
+                policy.projectRequests().get(0));
         ProjectTrust.Result result = ProjectTrust.evaluate(policy, TrustedProjects.none());
         assertEquals(ProjectTrust.Status.UNTRUSTED, result.status());
         PolicyException e =
                 assertThrows(PolicyException.class, () -> ProjectTrust.require(policy, TrustedProjects.none()));
         assertEquals(
-                file + ":3: " + key + ": " + asks + ", which reaches outside the jail and the project; a project"
-                        + " policy needs your trust for that; review and trust it with: agentjail policy trust"
-                        + " --project " + project,
+                file + ":3: " + key + ": " + asks + ", which widens the jail; a project policy needs your trust"
+                        + " for that; review and trust it with: agentjail policy trust --project " + project
+                        + more(policy),
                 e.getMessage());
+    }
+
+    private static String more(EffectivePolicy policy) {
+        int others = policy.projectRequests().size() - 1;
+        return others == 0
+                ? ""
+                : " (" + others + " more " + (others == 1 ? "entry needs" : "entries need") + " it too)";
     }
 
     @ParameterizedTest
@@ -181,7 +336,7 @@ class ProjectTrustTest {
         assertTrue(
                 result.error()
                         .getMessage()
-                        .endsWith("; you trusted this project policy, but " + file + " changed since; review and"
+                        .contains("; you trusted this project policy, but " + file + " changed since; review and"
                                 + " trust it again with: agentjail policy trust --project " + project),
                 result.error().getMessage());
     }
@@ -207,20 +362,32 @@ class ProjectTrustTest {
     }
 
     @Test
-    void aPresetIsNotProjectEvenWhenTheProjectExtendsIt() throws Exception {
-        // claude-code carries credentials and env.forward entries; it ships with agentjail.
-        projectFile("version: 1\nextends: [claude-code]\n");
+    void aPresetTheProjectExtendsWidensAsTheProjectFileWould() throws Exception {
+        // claude-code carries credentials, allow and env entries: pulled in by a project file, they need its trust.
+        Path file = projectFile("version: 1\nextends: [claude-code]\n");
 
         EffectivePolicy extended = loadProject();
         EffectivePolicy picked = load(
                 PolicyStack.Input.preset(PolicyLayer.PROJECT, "claude-code"),
-                PolicyStack.Input.file(PolicyLayer.PROJECT, project.resolve(".agentjail.yaml")));
+                PolicyStack.Input.file(PolicyLayer.PROJECT, file));
 
         assertFalse(extended.policy().credentials().isEmpty());
-        assertEquals(List.of(), extended.projectRequests());
+        assertTrue(
+                extended.projectRequests().stream()
+                        .anyMatch(r ->
+                                r.file().equals("preset:claude-code") && r.key().equals("credentials[0]")),
+                extended.projectRequests().toString());
+        assertEquals(
+                ProjectTrust.Status.UNTRUSTED,
+                ProjectTrust.evaluate(extended, TrustedProjects.none()).status());
+        // Trusting the project file covers the preset it extends.
+        assertEquals(
+                ProjectTrust.Status.TRUSTED,
+                ProjectTrust.evaluate(extended, trusting(extended)).status());
+        // The preset the command line picks is the user's choice: nothing to trust.
         assertEquals(List.of(), picked.projectRequests());
         assertEquals(
-                List.of(project.resolve(".agentjail.yaml").toString()),
+                List.of(file.toString()),
                 List.copyOf(extended.projectSnapshot().orElseThrow().files().keySet()));
     }
 
@@ -267,20 +434,21 @@ class ProjectTrustTest {
     }
 
     @Test
-    void pathsInsideTheProjectNeedNoTrustUnlessALinkLeadsOut() throws Exception {
+    void readBindsInsideTheProjectNeedNoTrustUnlessALinkLeadsOutAndWriteBindsAlwaysDo() throws Exception {
         Files.createDirectories(project.resolve("tools"));
+        Files.createDirectories(project.resolve("build"));
         Files.createSymbolicLink(project.resolve("keys"), home);
         projectFile("""
                 version: 1
                 filesystem:
-                  read: [%s]
+                  read: [%s, %s]
                   write: [%s]
-                """.formatted(project.resolve("tools"), project.resolve("keys")));
+                """.formatted(project.resolve("tools"), project.resolve("keys"), project.resolve("build")));
 
         List<ProjectRequest> requests = loadProject().projectRequests();
 
         assertEquals(
-                List.of("filesystem.write[0]"),
+                List.of("filesystem.read[1]", "filesystem.write[0]"),
                 requests.stream().map(ProjectRequest::key).toList());
     }
 
@@ -298,7 +466,7 @@ class ProjectTrustTest {
         assertEquals(ProjectTrust.Status.FORBIDDEN, result.status());
         assertEquals(
                 file + ":2: env.forward[0]: copies the host's environment variable 'TOKEN' into the jail, which"
-                        + " reaches outside the jail and the project; the team policy forbids trusting project"
+                        + " widens the jail; the team policy forbids trusting project"
                         + " policies (" + team + ":3: trust.projects: never); ask for it in your user policy or a"
                         + " --policy file instead",
                 result.error().getMessage());
@@ -309,7 +477,7 @@ class ProjectTrustTest {
                 () -> load(
                         PolicyStack.Input.file(PolicyLayer.TEAM, team),
                         PolicyStack.Input.file(PolicyLayer.USER, user)));
-        assertEquals("trust", e.key());
+        assertEquals("trust.projects", e.key());
         assertTrue(e.getMessage().contains("locked by the team policy"), e.getMessage());
     }
 
@@ -365,14 +533,14 @@ class ProjectTrustTest {
 
     @Test
     void showMarksTheEntriesThatNeedTrust() throws Exception {
-        Path file = projectFile("version: 1\nenv:\n  forward: [TOKEN]\n  set: {EDITOR: vi}\n");
+        Path file = projectFile("version: 1\nenv:\n  forward: [TOKEN]\n  deny: [AWS_KEY]\n");
         EffectivePolicy policy = loadProject();
 
         String trusted = policy.render(true, ProjectTrust.evaluate(policy, trusting(policy)));
         String untrusted = policy.render(true, ProjectTrust.evaluate(policy, TrustedProjects.none()));
 
         assertTrue(trusted.contains("    - TOKEN  # " + file + ":3 (trusted project entry)\n"), trusted);
-        assertTrue(trusted.contains("    EDITOR: vi  # " + file + ":4\n"), trusted);
+        assertTrue(trusted.contains("    - AWS_KEY  # " + file + ":4\n"), trusted);
         assertTrue(
                 untrusted.contains("    - TOKEN  # " + file + ":3 (not trusted: agentjail run refuses it (see"
                         + " agentjail policy trust))\n"),

@@ -44,7 +44,7 @@ final class AgentjailRun {
 
     private static final Pattern SESSION = Pattern.compile("\"session\":\"([0-9a-f]+)\"");
 
-    private final Path project;
+    private Path project;
     private final Path home;
     private final Path policyFile;
     private final Map<String, String> env = new LinkedHashMap<>();
@@ -199,6 +199,12 @@ final class AgentjailRun {
             throw new UncheckedIOException(e);
         }
         withPolicy = true;
+        return this;
+    }
+
+    /** Starts the jail in {@code directory} (an existing directory, such as a subdirectory of another run's project). */
+    AgentjailRun project(Path directory) {
+        this.project = directory;
         return this;
     }
 

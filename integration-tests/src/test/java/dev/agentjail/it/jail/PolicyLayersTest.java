@@ -109,6 +109,11 @@ class PolicyLayersTest {
                 jail:
                   pre_start: ["echo prepared > /tmp/marker", "hostname > /tmp/host"]
                 """);
+        // A command a project file runs in the jail widens it: refused until the user trusts the file.
+        AgentjailRun.Outcome refused = run.bash("echo ran=yes");
+        assertEquals(2, refused.exitCode(), refused::describe);
+        assertTrue(refused.err().contains("jail.pre_start[0]: runs the command"), refused::describe);
+        run.trustProject();
 
         AgentjailRun.Outcome o = run.bash("echo \"marker=$(cat /tmp/marker)\"; echo \"host=$(cat /tmp/host)\"");
 

@@ -44,7 +44,7 @@ class ProjectTrustRunTest {
         assertTrue(
                 refused.err()
                         .contains(file.toRealPath() + ":3: env.forward[0]: copies the host's environment variable"
-                                + " 'PROJECT_SECRET' into the jail, which reaches outside the jail and the project; a"
+                                + " 'PROJECT_SECRET' into the jail, which widens the jail; a"
                                 + " project policy needs your trust for that; review and trust it with: agentjail"
                                 + " policy trust --project " + project),
                 refused::describe);
