@@ -51,7 +51,7 @@ final class ProxyCommand implements Callable<Integer> {
             names = "--policy",
             required = true,
             paramLabel = "FILE",
-            description = "Policy YAML file, merged under the machine policy (/etc/agentjail) when there is one.")
+            description = "Policy YAML file; the machine policy (/etc/agentjail), if any, is merged before it.")
     Path policyFile;
 
     @Option(
