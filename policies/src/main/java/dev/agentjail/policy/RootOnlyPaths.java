@@ -7,7 +7,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -53,18 +52,18 @@ final class RootOnlyPaths {
         this.uncheckedUpTo = Objects.requireNonNull(uncheckedUpTo, "uncheckedUpTo");
     }
 
-    /** What lstat(2) tells about one entry: enough to check it, and to recognise it unchanged after reading it. */
-    record Attributes(
-            int mode, int uid, int gid, String owner, String group, Object fileKey, long size, FileTime modified) {
+    /**
+     * What lstat(2) tells about one entry: enough to check it, and to recognise it unchanged after reading it. No
+     * names: looking up a user or group can ask a directory service, and only a refusal needs them.
+     */
+    record Attributes(int mode, int uid, int gid, Object fileKey, long size, FileTime modified) {
         static Attributes of(Path path) throws IOException {
             Map<String, Object> a = Files.readAttributes(
-                    path, "unix:mode,uid,gid,owner,group,fileKey,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
+                    path, "unix:mode,uid,gid,fileKey,size,lastModifiedTime", LinkOption.NOFOLLOW_LINKS);
             return new Attributes(
                     (Integer) a.get("mode"),
                     (Integer) a.get("uid"),
                     (Integer) a.get("gid"),
-                    ((UserPrincipal) a.get("owner")).getName(),
-                    ((GroupPrincipal) a.get("group")).getName(),
                     a.get("fileKey"),
                     (Long) a.get("size"),
                     (FileTime) a.get("lastModifiedTime"));
@@ -176,14 +175,14 @@ final class RootOnlyPaths {
     }
 
     /** Refuses an entry someone other than the owner (root) owns or can write; a link's own mode means nothing. */
-    void check(Path path, Attributes a, String subject) throws MachinePolicyException {
+    private void check(Path path, Attributes a, String subject) throws MachinePolicyException {
         if (uncheckedUpTo.isPresent() && uncheckedUpTo.get().startsWith(path)) {
             return;
         }
         if (a.uid() != owner) {
-            String who = a.owner().equals(String.valueOf(a.uid()))
-                    ? "uid " + a.uid()
-                    : Quoting.quote(a.owner()) + " (uid " + a.uid() + ")";
+            Optional<String> name = name(path, "owner");
+            String who =
+                    name.map(n -> Quoting.quote(n) + " (uid " + a.uid() + ")").orElse("uid " + a.uid());
             throw unsafe(subject, path, "owned by " + who + ", not by root");
         }
         if (a.isLink()) {
@@ -193,8 +192,19 @@ final class RootOnlyPaths {
             throw unsafe(subject, path, "writable by every user (mode " + a.octalMode() + ")");
         }
         if ((a.mode() & GROUP_WRITE) != 0) {
-            String group = a.group().equals(String.valueOf(a.gid())) ? "gid " + a.gid() : Quoting.quote(a.group());
+            String group = name(path, "group").map(Quoting::quote).orElse("gid " + a.gid());
             throw unsafe(subject, path, "writable by group " + group + " (mode " + a.octalMode() + ")");
+        }
+    }
+
+    /** The name of the entry's owner or group for a message; empty when it has none (only a number). */
+    private static Optional<String> name(Path path, String attribute) {
+        try {
+            Object principal = Files.getAttribute(path, "posix:" + attribute, LinkOption.NOFOLLOW_LINKS);
+            String name = principal instanceof UserPrincipal p ? p.getName() : String.valueOf(principal);
+            return name.chars().allMatch(Character::isDigit) ? Optional.empty() : Optional.of(name);
+        } catch (IOException e) {
+            return Optional.empty(); // The refusal stands; it only lacks the name.
         }
     }
 
