@@ -11,7 +11,10 @@ public final class ExitCodes {
     public static final int FAILURE = 1;
     /** Bad usage or a malformed policy: nothing was started. */
     public static final int USAGE = 2;
-    /** A required part of the host is missing or unusable (no JDK, no bwrap, no audit log). */
+    /**
+     * A required part of the host is missing or unusable (no JDK, no bwrap, no audit log, a machine policy file in
+     * /etc/agentjail that someone other than root could have written or that cannot be read).
+     */
     public static final int ENVIRONMENT = 3;
     /**
      * {@code run}: bwrap could not set up the jail (its own message is printed above). agentjail-init's

@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.policy.EffectivePolicy;
+import dev.agentjail.policy.MachinePolicyException;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.PolicyException;
@@ -38,9 +39,10 @@ record LoadedPolicy(
     }
 
     /**
-     * Finds and merges the policy stack, as {@code agentjail run} uses it: team, user, the presets and project file,
-     * then the {@code --policy} files. A policy that cannot be used, or a project policy that reaches outside the
-     * jail without the user's trust, is a usage error (exit 2): nothing starts.
+     * Finds and merges the policy stack, as {@code agentjail run} uses it: machine, team, user, the presets and project
+     * file, then the {@code --policy} files. A policy that cannot be used, or a project policy that reaches outside the
+     * jail without the user's trust, is a usage error (exit 2); a machine policy file that someone other than root could
+     * have written, or that cannot be read, is an environment error (exit 3): nothing starts.
      */
     static LoadedPolicy discover(
             Map<String, String> env, Path home, Optional<Path> projectDir, List<String> presets, List<Path> overrides) {
@@ -74,11 +76,18 @@ record LoadedPolicy(
                     effective.sha256(),
                     Optional.of(effective),
                     ProjectTrust.evaluate(effective, trusted));
+        } catch (MachinePolicyException e) {
+            throw machinePolicy(e);
         } catch (PolicyException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         } catch (IOException e) {
             throw new CliException(ExitCodes.USAGE, "cannot look for policy files: " + e.getMessage());
         }
+    }
+
+    /** A machine policy that is not root's alone or cannot be read is the host's problem: nothing starts (exit 3). */
+    static CliException machinePolicy(MachinePolicyException e) {
+        return new CliException(ExitCodes.ENVIRONMENT, e.getMessage(), e);
     }
 
     /** Refuses a command-line option that would change a key a policy layer locked. */

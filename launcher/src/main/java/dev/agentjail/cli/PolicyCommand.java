@@ -106,10 +106,11 @@ final class PolicyCommand implements Callable<Integer> {
             mixinStandardHelpOptions = true,
             description = {
                 "Validates policy files. With FILEs, checks each on its own (with what it extends);",
-                "without, checks the policy agentjail run would use here: team, user, preset, project and",
-                "--policy files merged. Each error names the file, line and key, with the nearest valid",
-                "key for a typo. Exit code 0 when valid, 2 when not. Entries of the project policy that",
-                "need your trust (agentjail policy trust) and do not have it are warnings here."
+                "without, checks the policy agentjail run would use here: machine, team, user, preset,",
+                "project and --policy files merged. Each error names the file, line and key, with the",
+                "nearest valid key for a typo. Exit code 0 when valid, 2 when not, 3 when a machine",
+                "policy file is not root's alone. Entries of the project policy that need your trust",
+                "(agentjail policy trust) and do not have it are warnings here."
             })
     static final class Check implements Callable<Integer> {
         @Spec

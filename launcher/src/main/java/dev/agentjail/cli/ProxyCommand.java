@@ -1,9 +1,12 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.certs.CertificateAuthority;
+import dev.agentjail.policy.MachinePolicyException;
 import dev.agentjail.policy.Policy;
+import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.PolicyException;
-import dev.agentjail.policy.PolicyLoader;
+import dev.agentjail.policy.PolicyLayer;
+import dev.agentjail.policy.PolicyStack;
 import dev.agentjail.proxy.ProxyConfig;
 import dev.agentjail.proxy.ProxyServer;
 import dev.agentjail.proxy.Timeouts;
@@ -17,6 +20,8 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -42,7 +47,11 @@ final class ProxyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--policy", required = true, paramLabel = "FILE", description = "Policy YAML file.")
+    @Option(
+            names = "--policy",
+            required = true,
+            paramLabel = "FILE",
+            description = "Policy YAML file; the machine policy (/etc/agentjail), if any, is merged before it.")
     Path policyFile;
 
     @Option(
@@ -87,7 +96,12 @@ final class ProxyCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Policy policy;
         try {
-            policy = PolicyLoader.load(policyFile, Paths.home(System.getenv()));
+            // The machine policy binds a proxy of its own as it binds a session: its denies and locks hold here too.
+            List<PolicyStack.Input> inputs = new ArrayList<>(PolicyDiscovery.machine());
+            inputs.add(PolicyStack.Input.file(PolicyLayer.OVERRIDE, policyFile));
+            policy = PolicyStack.load(inputs, Paths.home(System.getenv())).policy();
+        } catch (MachinePolicyException e) {
+            throw LoadedPolicy.machinePolicy(e);
         } catch (PolicyException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         }

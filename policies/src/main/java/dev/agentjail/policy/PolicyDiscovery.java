@@ -15,7 +15,10 @@ import org.yaml.snakeyaml.nodes.Node;
  * Finds the documents of a policy stack on this machine, from the most authoritative to the least:
  *
  * <ol>
- *   <li>the team policy: {@code AGENTJAIL_TEAM_POLICY}, else the user config's {@code team_policy}
+ *   <li>the machine policy: {@code /etc/agentjail/policy.yaml}, then {@code /etc/agentjail/policy.d/*.yaml} in name
+ *       order, each read only when it and every directory on the way are root's and only root can write them
+ *       ({@link MachinePolicy}). Nothing turns it off or moves it: no variable, option or property;
+ *   <li>the team policy, added after the machine's: {@code AGENTJAIL_TEAM_POLICY}, else the user config's {@code team_policy}
  *       ({@code $XDG_CONFIG_HOME/agentjail/config.yaml}); a file, or a directory whose {@code *.yaml}
  *       files are read in name order. A team policy that is named but missing is an error, never
  *       silently skipped;
@@ -50,10 +53,27 @@ public final class PolicyDiscovery {
         return base.resolve("agentjail");
     }
 
-    /** The inputs of the stack, in layer order; empty when no policy file applies at all. */
+    /**
+     * The inputs of the stack, in layer order; empty when no policy file applies at all. A machine policy that is not
+     * root's alone, or that cannot be read, is a {@link MachinePolicyException}.
+     */
     public static List<PolicyStack.Input> discover(Map<String, String> env, Path home, Request request)
-            throws PolicyException, IOException {
-        List<PolicyStack.Input> inputs = new ArrayList<>();
+            throws PolicyException, MachinePolicyException, IOException {
+        return discover(MachinePolicy.SYSTEM, env, home, request);
+    }
+
+    /**
+     * The machine policy's inputs alone, for a command that merges a policy file of its own over them ({@code
+     * agentjail proxy --policy FILE}).
+     */
+    public static List<PolicyStack.Input> machine() throws PolicyException, MachinePolicyException {
+        return MachinePolicy.SYSTEM.inputs();
+    }
+
+    /** As the public {@code discover}, with the machine policy of a test. */
+    static List<PolicyStack.Input> discover(MachinePolicy machine, Map<String, String> env, Path home, Request request)
+            throws PolicyException, MachinePolicyException, IOException {
+        List<PolicyStack.Input> inputs = new ArrayList<>(machine.inputs());
         Path config = configDirectory(env, home);
         Optional<Path> team = teamPolicy(env, home, config);
         if (team.isPresent()) {

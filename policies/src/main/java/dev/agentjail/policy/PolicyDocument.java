@@ -93,9 +93,8 @@ record PolicyDocument(
 
     /** Reads a policy file of at most 1 MiB, strictly as UTF-8. */
     static String read(Path file, String name) throws PolicyException {
-        byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
-            bytes = in.readNBytes(MAX_BYTES + 1);
+            return read(in, name);
         } catch (NoSuchFileException e) {
             throw new PolicyException(name, 0, "-", "cannot read: no such file");
         } catch (AccessDeniedException e) {
@@ -103,6 +102,11 @@ record PolicyDocument(
         } catch (IOException e) {
             throw new PolicyException(name, 0, "-", "cannot read: " + Quoting.shorten(String.valueOf(e.getMessage())));
         }
+    }
+
+    /** Reads a policy of at most 1 MiB from {@code in}, strictly as UTF-8; the caller maps its I/O errors. */
+    static String read(InputStream in, String name) throws IOException, PolicyException {
+        byte[] bytes = in.readNBytes(MAX_BYTES + 1);
         if (bytes.length > MAX_BYTES) {
             throw new PolicyException(name, 0, "-", "policy larger than 1 MiB");
         }

@@ -9,6 +9,11 @@ package dev.agentjail.policy;
 public enum PolicyLayer {
     /** agentjail's own defaults (a built-in document); it locks nothing. */
     DEFAULTS("built-in defaults"),
+    /**
+     * The machine's policy: {@code /etc/agentjail/policy.yaml} and {@code /etc/agentjail/policy.d/*.yaml}, read only
+     * from files that nobody but root can have written. No environment variable or option turns it off.
+     */
+    MACHINE("machine policy"),
     /** Team defaults: {@code AGENTJAIL_TEAM_POLICY} or the user config's {@code team_policy}. */
     TEAM("team policy"),
     /** The user's own defaults: {@code $XDG_CONFIG_HOME/agentjail/policy.yaml}. */

@@ -27,8 +27,8 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Loads a stack of policy documents (team, user, project, command line; each after the presets and
- * files it {@code extends}) and merges them into one effective policy:
+ * Loads a stack of policy documents (machine, team, user, project, command line; each after the
+ * presets and files it {@code extends}) and merges them into one effective policy:
  *
  * <ul>
  *   <li>mappings merge key by key; lists add up (an entry already there is not repeated);
@@ -60,6 +60,22 @@ public final class PolicyStack {
 
         public static Input preset(PolicyLayer layer, String name) {
             return new Input(layer, null, Objects.requireNonNull(name, "name"), null, null, null);
+        }
+
+        /**
+         * A file the caller has read already, after checks of its own (the machine policy's): the stack uses {@code
+         * text} as the file's contents and does not read it again.
+         */
+        static Input read(PolicyLayer layer, Path file, String text) {
+            Path absolute = file.toAbsolutePath().normalize();
+            Path parent = absolute.getParent();
+            return new Input(
+                    layer,
+                    absolute,
+                    null,
+                    absolute.toString(),
+                    Objects.requireNonNull(text, "text"),
+                    parent == null ? Path.of("/") : parent);
         }
 
         public static Input text(PolicyLayer layer, String name, String text, Path baseDir) {
@@ -188,6 +204,12 @@ public final class PolicyStack {
                     new PolicySource(input.layer(), name, Path.of("/")),
                     preset.get().yaml());
         }
+        if (input.text() != null && input.file() != null) {
+            return new Resolved(
+                    realPath(input.file()),
+                    new PolicySource(input.layer(), input.name(), input.baseDir()),
+                    input.text());
+        }
         if (input.text() != null) {
             return new Resolved(
                     "text:" + input.name(),
@@ -195,18 +217,26 @@ public final class PolicyStack {
                     input.text());
         }
         Path file = input.file();
+        if (input.layer() == PolicyLayer.MACHINE) {
+            throw new IllegalArgumentException("machine policy files are read (and checked) by MachinePolicy: " + file);
+        }
         String name = file.toString();
         Path absolute = file.toAbsolutePath().normalize();
-        String identity;
-        try {
-            identity = absolute.toRealPath().toString();
-        } catch (IOException e) {
-            identity = absolute.toString(); // Reading it fails next, with a clear message.
-        }
+        String identity = realPath(absolute);
         Path parent = absolute.getParent();
         String text = PolicyDocument.read(file, name);
         return new Resolved(
                 identity, new PolicySource(input.layer(), name, parent == null ? Path.of("/") : parent), text);
+    }
+
+    /** What a file is included as: its real path, so that one reached by two names is merged once. */
+    private static String realPath(Path file) {
+        Path absolute = file.toAbsolutePath().normalize();
+        try {
+            return absolute.toRealPath().toString();
+        } catch (IOException e) {
+            return absolute.toString(); // Reading it fails next, with a clear message.
+        }
     }
 
     /** An {@code extends} entry: a preset name, or a file relative to the extending file's directory. */
@@ -214,6 +244,14 @@ public final class PolicyStack {
             throws PolicyException {
         if (PRESET_NAME.matcher(text).matches()) {
             return Input.preset(layer, text);
+        }
+        if (layer == PolicyLayer.MACHINE) {
+            // The stack would read the file without the ownership and mode checks the machine policy's files pass.
+            throw nodes.error(
+                    item,
+                    "extends",
+                    "the machine policy extends presets only, not files; put " + Quoting.quote(text) + " in the "
+                            + MachinePolicy.DROP_INS + " directory instead");
         }
         try {
             return Input.file(layer, new PolicyFiles(nodes.origins(), home).resolve(text, source.baseDir()));

@@ -55,6 +55,7 @@ final class AgentjailRun {
     private final List<String> extraOptions = new ArrayList<>();
     private String timeout;
     private List<String> userPrefix = List.of();
+    private List<String> wrapper = List.of();
 
     private AgentjailRun(Path dir) {
         this.project = dir.resolve("project");
@@ -241,13 +242,30 @@ final class AgentjailRun {
         return this;
     }
 
-    /** The launcher's argv for {@code command}. */
-    List<String> argv(List<String> command) {
-        List<String> argv = new ArrayList<>(userPrefix);
+    /**
+     * Starts the launcher through {@code wrapper}, an argv prefix that ends by executing the rest of its arguments (a
+     * private mount namespace, say); as a user, the wrapper runs as root and starts {@code runuser}.
+     */
+    AgentjailRun through(List<String> wrapper) {
+        this.wrapper = List.copyOf(wrapper);
+        return this;
+    }
+
+    /** The argv that starts the launcher's JVM, before the launcher's own arguments. */
+    private List<String> launcher() {
+        List<String> argv = new ArrayList<>(wrapper);
+        argv.addAll(userPrefix);
         if (!userPrefix.isEmpty()) {
             env.forEach((k, v) -> argv.add(k + "=" + v));
         }
-        argv.addAll(List.of(java().toString(), "-jar", jar.toString(), "run"));
+        argv.addAll(List.of(java().toString(), "-jar", jar.toString()));
+        return argv;
+    }
+
+    /** The launcher's argv for {@code command}. */
+    List<String> argv(List<String> command) {
+        List<String> argv = launcher();
+        argv.add("run");
         if (withPolicy) {
             argv.addAll(List.of("--policy", policyFile.toString()));
         }
@@ -290,11 +308,7 @@ final class AgentjailRun {
 
     /** Runs another agentjail command ({@code review --restore ...}) as the user of the runs, in the project. */
     Command.Result cli(String... args) {
-        List<String> argv = new ArrayList<>(userPrefix);
-        if (!userPrefix.isEmpty()) {
-            env.forEach((k, v) -> argv.add(k + "=" + v));
-        }
-        argv.addAll(List.of(java().toString(), "-jar", jar.toString()));
+        List<String> argv = launcher();
         argv.addAll(List.of(args));
         return Command.run(PROCESS_LIMIT, argv, launcherEnv(), project);
     }
@@ -304,12 +318,8 @@ final class AgentjailRun {
      * host resources (address pins, forwarded variables, ...) may be used; fails the test if the launcher refuses.
      */
     AgentjailRun trustProject() {
-        List<String> argv = new ArrayList<>(userPrefix);
-        if (!userPrefix.isEmpty()) {
-            env.forEach((k, v) -> argv.add(k + "=" + v));
-        }
-        argv.addAll(
-                List.of(java().toString(), "-jar", jar.toString(), "policy", "trust", "--project", project.toString()));
+        List<String> argv = launcher();
+        argv.addAll(List.of("policy", "trust", "--project", project.toString()));
         Command.Result r = Command.run(PROCESS_LIMIT, argv, launcherEnv(), project);
         if (r.exitCode() != 0) {
             throw new AssertionError("agentjail policy trust exited " + r.exitCode() + ":\n" + r.out() + r.stderr());

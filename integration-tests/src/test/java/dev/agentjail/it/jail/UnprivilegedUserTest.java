@@ -60,22 +60,46 @@ class UnprivilegedUserTest {
         assumeTrue(AgentjailRun.isRoot(), "creating the unprivileged user needs root");
         AgentjailRun.requireBwrap();
         uid = RootLaunchTest.ensureUser(USER);
-        // /root is usually 0700: the user runs a copy of the jar from a directory anyone can read.
+        jar = jarFor(USER, shared);
+    }
+
+    /**
+     * A copy of the launcher jar in {@code shared} that {@code user} can read (/root is usually 0700, and so is a
+     * temporary directory), once that user is known to be able to run the tests' java.
+     */
+    static Path jarFor(String user, Path shared) throws IOException {
         Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
-        jar = shared.resolve("agentjail.jar");
-        Files.copy(AgentjailRun.jar(), jar, StandardCopyOption.REPLACE_EXISTING);
-        Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+        Path copy = shared.resolve("agentjail.jar");
+        Files.copy(AgentjailRun.jar(), copy, StandardCopyOption.REPLACE_EXISTING);
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
         Command.Result java = Command.run(
                 Duration.ofSeconds(10),
                 List.of(
                         "runuser",
                         "-u",
-                        USER,
+                        user,
                         "--",
                         "test",
                         "-x",
                         AgentjailRun.java().toString()));
-        Prerequisites.require(java.exitCode() == 0, USER + " cannot run " + AgentjailRun.java());
+        Prerequisites.require(java.exitCode() == 0, user + " cannot run " + AgentjailRun.java());
+        return copy;
+    }
+
+    /** A run in {@code dir} as {@code user}: its project, home and audit directory belong to the user, who can read its other files. */
+    static AgentjailRun runAs(String user, Path dir, Path jar) throws IOException {
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        AgentjailRun run = AgentjailRun.in(dir).asUser(user, jar);
+        UserPrincipal owner =
+                dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(user);
+        for (Path p : List.of(run.project(), run.home(), run.auditLog().getParent())) {
+            try (Stream<Path> tree = Files.walk(p)) {
+                for (Path f : tree.toList()) {
+                    Files.setOwner(f, owner);
+                }
+            }
+        }
+        return run;
     }
 
     @BeforeEach
@@ -136,19 +160,7 @@ class UnprivilegedUserTest {
         ResourceLimitsTest.assertForkBombContained(o, marker);
     }
 
-    /** A run whose project, home and audit directory belong to the user, and whose other files it can read. */
     private AgentjailRun runAsUser() throws IOException {
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        AgentjailRun run = AgentjailRun.in(dir).asUser(USER, jar);
-        UserPrincipal owner =
-                dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName(USER);
-        for (Path p : List.of(run.project(), run.home(), run.auditLog().getParent())) {
-            try (Stream<Path> tree = Files.walk(p)) {
-                for (Path f : tree.toList()) {
-                    Files.setOwner(f, owner);
-                }
-            }
-        }
-        return run;
+        return runAs(USER, dir, jar);
     }
 }
