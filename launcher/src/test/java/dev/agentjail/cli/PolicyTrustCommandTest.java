@@ -108,7 +108,7 @@ class PolicyTrustCommandTest {
                 "agentjail: " + file + ":3: env.forward[0]: copies the host's environment variable 'DEPLOY_TOKEN'"
                         + " into the jail, which widens the jail; a project policy needs"
                         + " your trust for that; review and trust it with: agentjail policy trust --project "
-                        + project + " (1 more entry needs it too)\n",
+                        + project + " (it widens the jail at " + file + ":5 jail.devices[0] too)\n",
                 refused.err());
         assertEquals("", refused.out());
 

@@ -57,6 +57,9 @@ public final class ProjectTrust {
      * (not) usable, as the second half of a policy error.
      */
     public record Result(Status status, List<ProjectRequest> requests, Optional<Path> root, String reason) {
+        /** How many more entries the error names besides the first: the rest are counted. */
+        static final int MAX_NAMED = 20;
+
         public Result {
             Objects.requireNonNull(status, "status");
             requests = List.copyOf(requests);
@@ -83,15 +86,23 @@ public final class ProjectTrust {
                 throw new IllegalStateException("nothing to refuse: " + status);
             }
             ProjectRequest first = requests.get(0);
-            String more = requests.size() == 1
-                    ? ""
-                    : " (" + (requests.size() - 1) + " more " + (requests.size() == 2 ? "entry needs" : "entries need")
-                            + " it too)";
+            String more = requests.size() == 1 ? "" : " (it widens the jail at " + others(requests) + " too)";
             return new PolicyException(
                     first.file(),
                     first.line(),
                     first.key(),
                     first.asks() + ", which widens the jail; " + reason + more);
+        }
+
+        /** {@code FILE:LINE key} of every request but the first, the first {@value #MAX_NAMED} of them. */
+        private static String others(List<ProjectRequest> requests) {
+            List<String> named = requests.stream()
+                    .skip(1)
+                    .limit(MAX_NAMED)
+                    .map(r -> r.where() + " " + r.key())
+                    .toList();
+            int left = requests.size() - 1 - named.size();
+            return String.join(", ", named) + (left > 0 ? " and " + left + " more places" : "");
         }
 
         /** One warning per entry needing trust that is not usable, for commands that only check files. */

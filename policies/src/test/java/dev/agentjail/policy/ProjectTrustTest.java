@@ -303,10 +303,16 @@ class ProjectTrustTest {
     }
 
     private static String more(EffectivePolicy policy) {
-        int others = policy.projectRequests().size() - 1;
-        return others == 0
+        List<ProjectRequest> all = policy.projectRequests();
+        return all.size() == 1
                 ? ""
-                : " (" + others + " more " + (others == 1 ? "entry needs" : "entries need") + " it too)";
+                : " (it widens the jail at "
+                        + String.join(
+                                ", ",
+                                all.subList(1, all.size()).stream()
+                                        .map(r -> r.where() + " " + r.key())
+                                        .toList())
+                        + " too)";
     }
 
     @ParameterizedTest
