@@ -705,17 +705,25 @@ final class Session {
     private List<String> protectedPatterns(Policy policy) {
         List<String> patterns = new ArrayList<>(ProtectedPaths.DEFAULTS);
         policy.filesystem().protectedPaths().forEach(g -> patterns.add(g.pattern()));
-        // Every project policy file this session read that lies in the project (a file the .agentjail.yaml extends):
-        // the agent must not rewrite what the next session's policy is made of.
+        // Every policy file this session read that lies in the project (a file the .agentjail.yaml extends, a
+        // --policy or team file kept in the repository): the agent must not rewrite what the next session's policy is
+        // made of.
         Path realProject = project.toAbsolutePath().normalize();
-        loaded.effective()
-                .flatMap(dev.agentjail.policy.EffectivePolicy::projectSnapshot)
-                .ifPresent(snapshot -> snapshot.files().keySet().stream()
-                        .map(Path::of)
-                        .filter(file -> file.startsWith(realProject) && !file.equals(realProject))
-                        .map(file -> realProject.relativize(file).toString())
-                        .filter(relative -> !patterns.contains(relative))
-                        .forEach(patterns::add));
+        List<Path> files = new ArrayList<>();
+        loaded.effective().ifPresent(effective -> {
+            effective.projectSnapshot().ifPresent(s -> s.files().keySet().forEach(f -> files.add(Path.of(f))));
+            for (dev.agentjail.policy.PolicySource source : effective.sources()) {
+                Path file = Path.of(source.name());
+                if (file.isAbsolute() || Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                    files.add(JailPaths.realPrefix(file.toAbsolutePath().normalize()));
+                }
+            }
+        });
+        files.stream()
+                .filter(file -> file.startsWith(realProject) && !file.equals(realProject))
+                .map(file -> realProject.relativize(file).toString())
+                .filter(relative -> !patterns.contains(relative))
+                .forEach(patterns::add);
         return patterns;
     }
 

@@ -75,4 +75,30 @@ class ProjectPolicyPlantTest {
         assertEquals(0, ran.exitCode(), ran::describe);
         assertEquals("", ran.probe("secret"), ran::describe);
     }
+
+    @Test
+    void everyPolicyFileTheSessionReadIsReadOnlyInTheJail() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        Files.createDirectories(p.resolve("policies"));
+        Path base = Files.writeString(p.resolve("policies/base.yaml"), "version: 1\nlimits:\n  timeout: 1h\n");
+        Files.writeString(p.resolve(".agentjail.yaml"), "version: 1\nextends: [policies/base.yaml]\n");
+        Path override = Files.writeString(p.resolve("policies/override.yaml"), "version: 1\n");
+        run.options("--policy", override.toString());
+
+        AgentjailRun.Outcome o = run.bash("""
+                echo 'network: {mode: report}' >> policies/base.yaml; echo "base=$?"
+                echo 'network: {mode: report}' >> policies/override.yaml; echo "override=$?"
+                mv policies policies.old; echo "moved=$?"
+                """);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertAll(
+                () -> assertNotEquals("0", o.probe("base"), o::describe),
+                () -> assertNotEquals("0", o.probe("override"), o::describe),
+                () -> assertNotEquals("0", o.probe("moved"), o::describe),
+                () -> assertEquals("version: 1\nlimits:\n  timeout: 1h\n", Files.readString(base)),
+                () -> assertEquals("version: 1\n", Files.readString(override)));
+    }
 }
