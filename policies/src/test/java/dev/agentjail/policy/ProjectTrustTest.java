@@ -207,38 +207,81 @@ class ProjectTrustTest {
                                 + " your own policy keeps it"));
     }
 
-    /** What a project file may write without trust: it only narrows the jail. */
+    /** What a project file may write without trust, each with a check that it took effect: it narrows the jail. */
     static Stream<Arguments> narrowing() {
         return Stream.of(
-                arguments("version: 1\nnetwork:\n  deny: [\"*.pastebin.com\", evil.example.com]\n"),
-                arguments("version: 1\nnetwork:\n  mode: enforce\n"),
-                arguments("version: 1\nfilesystem:\n  mask: [\".env\", \"**/*.pem\"]\n  protected: [Makefile]\n"),
-                arguments("version: 1\nfilesystem:\n  deny: [~/.aws]\n"),
-                arguments("version: 1\nenv:\n  deny: [\"AWS_*\"]\n"),
-                arguments("version: 1\nlimits:\n  timeout: 30m\n  memory: 4g\n  processes: 512\n  open_files: 1024\n"
-                        + "  file_size: 1g\n  tmp_size: 256m\n"),
-                arguments("version: 1\nlimits:\n  timeout: 12h\n"),
-                arguments(
+                narrowing(
+                        "version: 1\nnetwork:\n  deny: [\"*.pastebin.com\", evil.example.com]\n",
+                        p -> p.policy().network().deny().size() == 2),
+                narrowing(
+                        "version: 1\nfilesystem:\n  mask: [\".env\", \"**/*.pem\"]\n  protected: [Makefile]\n",
+                        p -> p.policy().filesystem().mask().size() == 2
+                                && p.policy().filesystem().protectedPaths().size() == 1),
+                narrowing(
+                        "version: 1\nfilesystem:\n  deny: [~/.aws]\n  read: [~/.aws/config]\n",
+                        p -> false), // a deny refuses the read bind at load: the effect is the error below
+                narrowing(
+                        "version: 1\nlimits:\n  timeout: 30m\n  memory: 4g\n  processes: 512\n  open_files: 1024\n"
+                                + "  file_size: 1g\n  tmp_size: 256m\n",
+                        p -> p.policy().limits().timeout().toMinutes() == 30
+                                && p.policy().limits().processes() == 512),
+                narrowing(
                         "version: 1\nredaction:\n  action: block\n  patterns:\n    - {name: itk, regex: 'itk_[a-z]{8}'}\n"
-                                + "  known_values:\n    - env: DATABASE_PASSWORD\n"),
-                arguments("version: 1\nredaction:\n  action: redact\n"),
-                arguments("version: 1\njail:\n  new_session: true\n  share_timezone: false\n  hostname: agentjail\n"),
-                arguments("version: 1\njail:\n  share_timezone: true\n"),
-                arguments("version: 1\nlocked: [network, limits]\n"),
-                arguments("version: 1\nextends: []\n"));
+                                + "  known_values:\n    - env: DATABASE_PASSWORD\n",
+                        p -> p.policy().redaction().action() == RedactionPolicy.Action.BLOCK
+                                && p.policy().redaction().patterns().size() == 1
+                                && p.policy().redaction().knownValues().size() == 1),
+                narrowing(
+                        "version: 1\njail:\n  share_timezone: false\n",
+                        p -> !p.policy().jail().shareTimezone()),
+                narrowing(
+                        "version: 1\nlocked: [network, limits]\n",
+                        p -> p.lockedBy("network.allow").isPresent()));
+    }
+
+    private static Arguments narrowing(String yaml, java.util.function.Predicate<EffectivePolicy> applied) {
+        return arguments(yaml, applied);
     }
 
     @ParameterizedTest
     @MethodSource("narrowing")
-    void narrowingEntriesNeedNoTrust(String yaml) throws Exception {
+    void narrowingEntriesApplyWithoutTrust(String yaml, java.util.function.Predicate<EffectivePolicy> applied)
+            throws Exception {
         projectFile(yaml);
 
-        EffectivePolicy policy = loadProject();
+        EffectivePolicy policy;
+        try {
+            policy = loadProject();
+        } catch (PolicyException e) {
+            // The deny case: filesystem.deny took effect by refusing the bind the same file names.
+            assertTrue(e.getMessage().contains("filesystem.read[0]"), e.getMessage());
+            return;
+        }
 
         assertEquals(List.of(), policy.projectRequests());
         assertEquals(
                 ProjectTrust.Status.NOT_NEEDED,
                 ProjectTrust.evaluate(policy, TrustedProjects.none()).status());
+        assertTrue(applied.test(policy), () -> "not applied: " + policy.render(false));
+    }
+
+    /** Values that restate the defaults: nothing to trust, and nothing changes. */
+    static Stream<Arguments> restatingDefaults() {
+        return Stream.of(
+                arguments("version: 1\nnetwork:\n  mode: enforce\n"),
+                arguments("version: 1\nlimits:\n  timeout: 12h\n"),
+                arguments("version: 1\nredaction:\n  action: redact\n"),
+                arguments("version: 1\njail:\n  new_session: true\n  share_timezone: true\n  hostname: agentjail\n"),
+                arguments("version: 1\nenv:\n  deny: [\"AWS_*\"]\n"),
+                arguments("version: 1\nextends: []\n"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("restatingDefaults")
+    void restatingTheDefaultsNeedsNoTrust(String yaml) throws Exception {
+        projectFile(yaml);
+
+        assertEquals(List.of(), loadProject().projectRequests());
     }
 
     @Test
