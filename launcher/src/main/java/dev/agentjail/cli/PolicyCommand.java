@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -62,12 +63,18 @@ final class PolicyCommand implements Callable<Integer> {
 
         /** The stack as agentjail run would merge it; a project policy not trusted yet loads, with its status. */
         LoadedPolicy load() {
-            return LoadedPolicy.review(
-                    System.getenv(),
-                    Paths.home(System.getenv()),
-                    Optional.of(projectDir(project)),
-                    presets,
-                    policyFiles);
+            return load(System.getenv());
+        }
+
+        /** As {@link #load()}, with the policy files found from {@code env} (HOME, XDG_CONFIG_HOME, the team policy). */
+        LoadedPolicy load(Map<String, String> env) {
+            return LoadedPolicy.review(env, Paths.home(env), Optional.of(projectDir(project)), presets, policyFiles);
+        }
+
+        /** As {@link #load}, with {@code text} as the project policy file {@code projectFile}: after an edit. */
+        LoadedPolicy loadEdited(Map<String, String> env, Path projectFile, String text) {
+            return LoadedPolicy.reviewEdited(
+                    env, Paths.home(env), projectDir(project), presets, policyFiles, projectFile, text);
         }
 
         /** {@code --project DIR} (default: the current directory), checked to be a directory. */

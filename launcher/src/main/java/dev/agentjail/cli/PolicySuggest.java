@@ -1,39 +1,55 @@
 package dev.agentjail.cli;
 
-import dev.agentjail.policy.Authorities;
-import dev.agentjail.policy.Decision;
-import dev.agentjail.policy.MalformedTargetException;
 import dev.agentjail.policy.PolicyYaml;
 import dev.agentjail.policy.ProjectPolicies;
-import dev.agentjail.policy.Reasons;
-import dev.agentjail.policy.Target;
+import dev.agentjail.policy.ProjectTrust;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code agentjail policy suggest --from-log FILE}. */
+/** {@code agentjail policy suggest}: proposes allow entries for the hosts an audit log shows refused. */
 @Command(
         name = "suggest",
         mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = {
-            "Learning mode: reads an audit log and proposes network.allow entries for the hosts the",
-            "allow list refused (or, in network.mode: report, would have refused), as a diff against",
-            "the project policy to review. Hosts refused by a deny entry or the SSRF guard are listed",
-            "but never proposed. Run the agent once with network.mode: report to collect them all."
+            "Learning mode: reads audit logs and proposes network.allow entries for the",
+            "hosts the allow list refused (or, with network.mode: report, would have",
+            "refused), as a diff against the project policy to review; --apply writes",
+            "them into it. Run the agent once with network.mode: report to collect them.",
+            "",
+            "Never proposed, each listed as '# not suggested: HOST (why)': hosts a deny",
+            "entry or the SSRF guard refused; IP addresses in any spelling (above all",
+            "those the SSRF guard refuses, which an allow entry would let through; for a",
+            "public one, allow its name); localhost and agentjail's own names; names",
+            "that resolved to an address the SSRF guard refuses; hosts the current",
+            "policy already allows or denies.",
+            ""
+        },
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  Review what one session needed:",
+            "    agentjail policy suggest --from-log ~/.local/state/agentjail/audit.jsonl \\",
+            "        --session 3f2a9c41d0e8b7a6",
+            "  Then write it into .agentjail.yaml:",
+            "    agentjail policy suggest --from-log ~/.local/state/agentjail/audit.jsonl \\",
+            "        --session 3f2a9c41d0e8b7a6 --apply",
+            "",
+            "Exit status: 0 done (also with nothing to suggest); 1 a file cannot be read or",
+            "written, or the written policy failed its check (its old bytes are back); 2 bad",
+            "usage, no record of the --session, a policy that does not load, or a policy file",
+            "--apply cannot edit faithfully (nothing written)."
         })
 final class PolicySuggest implements Callable<Integer> {
     @Spec
@@ -42,94 +58,101 @@ final class PolicySuggest implements Callable<Integer> {
     @Mixin
     PolicyCommand.StackOptions stack;
 
-    @ArgGroup(exclusive = false, multiplicity = "1")
-    LogOption log;
+    @Option(
+            names = "--from-log",
+            paramLabel = "FILE",
+            required = true,
+            description = "Audit log to learn from (repeatable).")
+    List<Path> files = new ArrayList<>();
 
-    static final class LogOption {
-        @Option(names = "--from-log", paramLabel = "FILE", required = true, description = "Audit log to learn from.")
-        List<Path> files = new ArrayList<>();
-    }
+    @Option(
+            names = "--session",
+            paramLabel = "ID",
+            description = "Only the records of session ID (their \"session\" field; agentjail run prints it when the"
+                    + " session ends).")
+    String session;
 
-    private record Seen(int count, Instant last) {}
+    @Option(
+            names = "--apply",
+            description = "Write the proposals into the project's .agentjail.yaml (created if missing), keeping its"
+                    + " comments and layout, and print the diff applied. Refuses a file it cannot edit faithfully"
+                    + " (flow-style list, anchors, uneven indentation, network locked by another layer) or a"
+                    + " symbolic link, and writes nothing then.")
+    boolean apply;
+
+    /** The environment the policy files are found from; tests set their own. */
+    Map<String, String> env = System.getenv();
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        LoadedPolicy loaded = stack.load();
-        Map<String, Seen> wanted = new TreeMap<>();
-        Map<String, String> refused = new TreeMap<>();
-        int[] records = {0};
-        LogReader.forEach(log.files, LogReader.warnAndSkip(spec.commandLine().getErr()), r -> {
-            if (!LogRecord.REQUEST.equals(r.kind())
-                    || r.host() == null
-                    || r.host().isEmpty()) {
-                return;
-            }
-            records[0]++;
-            boolean notListed = LogRecord.DENY.equals(r.decision())
-                    && (Reasons.NOT_ALLOWED.equals(r.reason()) || Reasons.NO_NETWORK.equals(r.reason()));
-            boolean wouldDeny = Reasons.WOULD_DENY.equals(r.reason());
-            String entry = entry(r);
-            if (notListed || wouldDeny) {
-                wanted.merge(entry, new Seen(1, r.ts()), (a, b) -> new Seen(a.count + 1, later(a.last, b.last)));
-            } else if (LogRecord.DENY.equals(r.decision()) && !entry.isEmpty()) {
-                refused.putIfAbsent(entry, r.reason());
-            }
-        });
-        // Drop what the current policy already allows (the log may predate a policy change).
-        Map<String, Seen> proposals = new LinkedHashMap<>();
-        wanted.forEach((entry, seen) -> {
-            if (!allowedNow(loaded, entry)) {
-                proposals.put(entry, seen);
-            }
-        });
-        Optional<Path> projectFile = projectFile();
-        String target = projectFile.map(Path::toString).orElse(ProjectPolicies.FILE_NAME + " (new)");
-        out.println("# agentjail policy suggest: " + records[0] + " requests read from "
-                + String.join(", ", log.files.stream().map(Path::toString).toList()));
-        if (proposals.isEmpty()) {
-            out.println("# nothing to suggest: no request was refused for want of an allow entry");
-        } else {
-            out.println("# Review every host: an allowed host receives whatever the agent sends it.");
-            out.println("--- " + target);
-            out.println("+++ " + target + " (suggested)");
-            out.println("@@ network.allow @@");
-            proposals.forEach((entry, seen) -> out.println("+    - " + PolicyYaml.scalar(entry) + "    # " + seen.count
-                    + (seen.count == 1 ? " request" : " requests") + ", last " + seen.last));
+        if (session != null && session.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--session: empty session id");
         }
-        refused.forEach((entry, reason) ->
-                out.println("# not suggested: " + LogRecordText.printable(entry) + " (refused: " + reason + ")"));
+        PrintWriter out = spec.commandLine().getOut();
+        LoadedPolicy loaded = stack.load(env);
+        SuggestLog log = new SuggestLog(session);
+        LogReader.forEach(files, LogReader.warnAndSkip(spec.commandLine().getErr()), log::add);
+        String from = String.join(", ", files.stream().map(Path::toString).toList());
+        if (session != null && log.sessionRecords() == 0) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "--session: no record of session " + LogRecordText.printable(session) + " in " + from);
+        }
+        SuggestPlan plan = SuggestPlan.of(log, loaded.policy().network());
+        out.println("# agentjail policy suggest: " + log.requests() + " requests read from " + from
+                + (session == null ? "" : " (session " + LogRecordText.printable(session) + ")"));
+        List<SuggestPlan.Proposal> proposals = plan.proposals();
+        if (proposals.isEmpty()) {
+            out.println("# nothing to suggest: no request was refused for want of an allow entry that could be one");
+            printSkips(out, plan);
+            return ExitCodes.OK;
+        }
+        if (!apply) {
+            preview(out, proposals);
+            printSkips(out, plan);
+            out.println("# to write these entries into the project policy, run this again with --apply");
+            return ExitCodes.OK;
+        }
         out.flush();
+        SuggestApply.Applied applied = SuggestApply.apply(stack, env, loaded, proposals);
+        out.print(applied.diff());
+        printSkips(out, plan);
+        out.println("# wrote " + proposals.size() + (proposals.size() == 1 ? " entry" : " entries")
+                + " to network.allow in " + applied.file());
+        Path root = applied.file().getParent();
+        out.println("# An allow entry in the project policy widens the jail: review the change, then trust the"
+                + " project policy again: " + ProjectTrust.COMMAND + " --project " + root);
+        if (!applied.after().trust().allowed()) {
+            out.println("# until then agentjail run refuses this project policy");
+        }
         return ExitCodes.OK;
+    }
+
+    private void preview(PrintWriter out, List<SuggestPlan.Proposal> proposals) {
+        String target = projectFile().map(Path::toString).orElse(ProjectPolicies.FILE_NAME + " (new)");
+        out.println("# Review every host: an allowed host receives whatever the agent sends it.");
+        out.println("--- " + target);
+        out.println("+++ " + target + " (suggested)");
+        out.println("@@ network.allow @@");
+        for (SuggestPlan.Proposal p : proposals) {
+            int n = p.count().requests();
+            out.println("+    - " + PolicyYaml.scalar(p.entry()) + "    # " + n + (n == 1 ? " request" : " requests")
+                    + ", last " + p.count().last());
+        }
+    }
+
+    private static void printSkips(PrintWriter out, SuggestPlan plan) {
+        plan.skips()
+                .forEach(s -> out.println("# not suggested: " + LogRecordText.printable(s.host()) + " ("
+                        + LogRecordText.printable(s.reason()) + ")"));
+        out.flush();
     }
 
     private Optional<Path> projectFile() {
         try {
-            Path dir = (stack.project != null ? stack.project : Path.of("")).toAbsolutePath();
-            return ProjectPolicies.find(dir);
+            return ProjectPolicies.find(PolicyCommand.StackOptions.projectDir(stack.project));
         } catch (IOException e) {
             return Optional.empty();
-        }
-    }
-
-    private static Instant later(Instant a, Instant b) {
-        return a.isAfter(b) ? a : b;
-    }
-
-    /** The allow entry for a refused request: the host, with the port when it is not the scheme's default. */
-    private static String entry(LogRecord r) {
-        boolean tls = "CONNECT".equals(r.method()) || "https".equals(r.scheme());
-        int defaultPort = tls ? 443 : 80;
-        return r.port() == 0 || r.port() == defaultPort ? r.host() : r.host() + ":" + r.port();
-    }
-
-    private static boolean allowedNow(LoadedPolicy loaded, String entry) {
-        try {
-            Target target = Authorities.parseAuthority(entry, 443);
-            Decision decision = loaded.policy().network().decide(target, 443);
-            return decision.allowed() && !Reasons.WOULD_DENY.equals(decision.reason());
-        } catch (MalformedTargetException e) {
-            return true; // Not a host we could propose anyway.
         }
     }
 }

@@ -119,7 +119,8 @@ class PolicyCommandTest {
         assertTrue(out.contains("+    - b.test:8443    # 1 request"), out);
         assertTrue(out.contains("+    - c.test    # 1 request"), out);
         assertFalse(out.contains("+    - evil.test"), out);
-        assertFalse(out.contains("ok.test"), out);
+        assertFalse(out.contains("+    - ok.test"), out);
+        assertTrue(out.contains("# not suggested: ok.test (allowed now: network.allow[0]=ok.test)"), out);
         assertTrue(out.contains("# not suggested: evil.test (refused: denied-by-rule)"), out);
         assertTrue(out.contains("--- " + project.resolve(".agentjail.yaml")), out);
     }
