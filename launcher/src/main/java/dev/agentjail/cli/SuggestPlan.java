@@ -22,7 +22,7 @@ import java.util.TreeMap;
 /**
  * Decides, for each host an audit log shows refused, whether {@code policy suggest} proposes an allow entry for it or
  * skips it, and why: never an address the SSRF guard refuses (in any spelling the parser reads as one), never an IP
- * address at all (names are proposed, see docs/policy.md#learning-mode), never a name that is always local or
+ * address at all (names are proposed; docs/policy.md, Learning mode), never a name that is always local or
  * agentjail's own, never a name that resolved to an address the guard refuses, nothing the current policy already
  * decides otherwise.
  */
