@@ -49,7 +49,8 @@ import picocli.CommandLine.Spec;
             "Exit status: 0 done (also with nothing to suggest); 1 a file cannot be read or",
             "written, or the written policy failed its check (its old bytes are back); 2 bad",
             "usage, no record of the --session, a policy that does not load, or a policy file",
-            "--apply cannot edit faithfully (nothing written)."
+            "--apply cannot edit faithfully (nothing written); 3 a machine policy file is",
+            "not root's alone."
         })
 final class PolicySuggest implements Callable<Integer> {
     @Spec
@@ -120,8 +121,8 @@ final class PolicySuggest implements Callable<Integer> {
         out.println("# wrote " + proposals.size() + (proposals.size() == 1 ? " entry" : " entries")
                 + " to network.allow in " + applied.file());
         Path root = applied.file().getParent();
-        out.println("# An allow entry in the project policy widens the jail: review the change, then trust the"
-                + " project policy again: " + ProjectTrust.COMMAND + " --project " + root);
+        out.println("# An allow entry in a project policy widens the jail and needs your trust: review the change,"
+                + " then trust the project policy again: " + ProjectTrust.COMMAND + " --project " + root);
         if (!applied.after().trust().allowed()) {
             out.println("# until then agentjail run refuses this project policy");
         }

@@ -103,7 +103,7 @@ final class SuggestApply {
         try {
             trial = stack.loadEdited(env, file, newText);
         } catch (CliException e) {
-            throw refused(e.getMessage());
+            throw new CliException(e.exitCode(), "--apply: " + e.getMessage() + "; nothing written", e);
         }
         mismatch(trial).ifPresent(problem -> {
             throw refused(file + ": " + problem);

@@ -145,8 +145,8 @@ final class SuggestPlan {
         if (names != null) {
             return Optional.of("the address of " + String.join(", ", names) + "; the name is what to allow");
         }
-        return Optional.of("a public IP address: suggest proposes host names only; add an IP entry by hand if you"
-                + " mean it (it needs agentjail policy trust)");
+        return Optional.of(
+                "a public IP address: suggest proposes host names only; add an IP entry by hand if you" + " mean it");
     }
 
     private Optional<String> whyNotName(Target target) {

@@ -145,7 +145,7 @@ class PolicySuggestTest {
                         443,
                         "CONNECT",
                         "93.184.215.14 (a public IP address: suggest proposes host names only; add an IP entry by"
-                                + " hand if you mean it (it needs agentjail policy trust))"),
+                                + " hand if you mean it)"),
                 new Row(
                         "151.101.1.1",
                         443,
@@ -286,6 +286,7 @@ class PolicySuggestTest {
                 run.describe());
         assertTrue(run.out().contains("# not suggested: 169.254.169.254 (ssrf-link-local"), run.describe());
         assertTrue(run.out().contains("agentjail policy trust --project " + project), run.describe());
+        assertTrue(run.out().contains("# until then agentjail run refuses this project policy\n"), run.describe());
         assertEquals(List.of("api.example.com", "registry.example.org:8443"), allowAfterLoad());
         assertEquals(List.of(), proposed(suggest().out()), "nothing is left to suggest");
         assertNoTemporaryFiles();
@@ -382,9 +383,7 @@ class PolicySuggestTest {
 
             assertEquals(ExitCodes.USAGE, run.exitCode(), locked + "\n" + run.describe());
             assertTrue(
-                    run.err()
-                            .contains(file + (locked.equals("network") ? ":3: network" : ":4: network.allow")
-                                    + ": locked by the team policy (" + team + ":4)"),
+                    run.err().contains(file + ":4: network.allow: locked by the team policy (" + team + ":4)"),
                     locked + "\n" + run.describe());
             assertTrue(run.err().endsWith("; nothing written\n"), run.describe());
             assertArrayEquals(before, Files.readAllBytes(file), locked);
