@@ -199,11 +199,11 @@ class PolicySuggestTest {
                 log,
                 List.of(
                         AuditLines.request("169.254.169.254", 80, "GET", ALLOW, Reasons.WOULD_DENY),
-                        AuditLines.request("pypi.example.org", 443, "CONNECT", ALLOW, Reasons.WOULD_DENY)));
+                        AuditLines.request("docs.example.org", 443, "CONNECT", ALLOW, Reasons.WOULD_DENY)));
 
         Run run = suggest();
 
-        assertEquals(List.of("+    - pypi.example.org    # 1 request, last 2026-11-30T10:00:00Z"), proposed(run.out()));
+        assertEquals(List.of("+    - docs.example.org    # 1 request, last 2026-11-30T10:00:00Z"), proposed(run.out()));
         assertTrue(run.out().contains("# not suggested: 169.254.169.254 (ssrf-link-local"), run.describe());
     }
 
