@@ -5,15 +5,18 @@ import dev.agentjail.policy.MachinePolicyException;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.PolicyException;
+import dev.agentjail.policy.PolicyLayer;
 import dev.agentjail.policy.PolicyStack;
 import dev.agentjail.policy.ProjectTrust;
 import dev.agentjail.policy.TrustedProjects;
 import dev.agentjail.proxy.audit.Sha256;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * The effective policy of a command together with where it came from, a SHA-256 over every document merged into it
@@ -59,9 +62,51 @@ record LoadedPolicy(
      */
     static LoadedPolicy review(
             Map<String, String> env, Path home, Optional<Path> projectDir, List<String> presets, List<Path> overrides) {
+        return review(env, home, projectDir, presets, overrides, inputs -> inputs);
+    }
+
+    /**
+     * As {@link #review}, but with {@code text} as the project policy file {@code projectFile} (which need not exist
+     * yet): the stack as it would be after an edit, checked before the edit is written.
+     */
+    static LoadedPolicy reviewEdited(
+            Map<String, String> env,
+            Path home,
+            Path projectDir,
+            List<String> presets,
+            List<Path> overrides,
+            Path projectFile,
+            String text) {
+        PolicyStack.Input edited =
+                PolicyStack.Input.text(PolicyLayer.PROJECT, projectFile.toString(), text, projectFile.getParent());
+        return review(env, home, Optional.of(projectDir), presets, overrides, found -> {
+            List<PolicyStack.Input> inputs = new ArrayList<>(found);
+            for (int i = 0; i < inputs.size(); i++) {
+                if (inputs.get(i).layer() == PolicyLayer.PROJECT
+                        && projectFile.equals(inputs.get(i).file())) {
+                    inputs.set(i, edited);
+                    return inputs;
+                }
+            }
+            int at = 0;
+            while (at < inputs.size() && inputs.get(at).layer().compareTo(PolicyLayer.PROJECT) <= 0) {
+                at++;
+            }
+            inputs.add(at, edited);
+            return inputs;
+        });
+    }
+
+    private static LoadedPolicy review(
+            Map<String, String> env,
+            Path home,
+            Optional<Path> projectDir,
+            List<String> presets,
+            List<Path> overrides,
+            UnaryOperator<List<PolicyStack.Input>> edit) {
         try {
-            List<PolicyStack.Input> inputs =
-                    PolicyDiscovery.discover(env, home, new PolicyDiscovery.Request(projectDir, presets, overrides));
+            List<PolicyStack.Input> inputs = edit.apply(
+                    PolicyDiscovery.discover(env, home, new PolicyDiscovery.Request(projectDir, presets, overrides)));
             if (inputs.isEmpty()) {
                 return builtIn();
             }

@@ -6,11 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.policy.PolicyLoader;
 import dev.agentjail.policy.Reasons;
-import dev.agentjail.proxy.audit.AuditJson;
 import dev.agentjail.proxy.audit.AuditRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -99,22 +97,7 @@ class PolicyCommandTest {
     }
 
     private static String record(String host, int port, String method, String decision, String reason) {
-        return AuditJson.toLine(AuditRecord.builder()
-                .kind(AuditRecord.KIND_REQUEST)
-                .ts(Instant.parse("2026-11-30T10:00:00Z"))
-                .session("abc123")
-                .decision(decision)
-                .reason(reason)
-                .rule("-")
-                .method(method)
-                .scheme(method.equals("CONNECT") ? "https" : "http")
-                .host(host)
-                .port(port)
-                .path("/")
-                .status(decision.equals(AuditRecord.DENY) ? 403 : 200)
-                .tls(AuditRecord.TLS_NONE)
-                .client("127.0.0.1:1")
-                .build());
+        return AuditLines.request(host, port, method, decision, reason);
     }
 
     @Test
@@ -136,7 +119,8 @@ class PolicyCommandTest {
         assertTrue(out.contains("+    - b.test:8443    # 1 request"), out);
         assertTrue(out.contains("+    - c.test    # 1 request"), out);
         assertFalse(out.contains("+    - evil.test"), out);
-        assertFalse(out.contains("ok.test"), out);
+        assertFalse(out.contains("+    - ok.test"), out);
+        assertTrue(out.contains("# not suggested: ok.test (allowed now: network.allow[0]=ok.test)"), out);
         assertTrue(out.contains("# not suggested: evil.test (refused: denied-by-rule)"), out);
         assertTrue(out.contains("--- " + project.resolve(".agentjail.yaml")), out);
     }
