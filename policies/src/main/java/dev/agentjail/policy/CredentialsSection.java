@@ -49,6 +49,13 @@ final class CredentialsSection {
             String env = EnvSection.name(nodes, envNode, envPath);
             envSection.checkNotDenied(envNode, envPath, env);
             Node earlier = seen.putIfAbsent(env, item);
+            if (earlier != null && YamlNodes.same(earlier, item)) {
+                throw nodes.error(
+                        envNode,
+                        envPath,
+                        "the same credential rule for " + Quoting.quote(env) + " is already at "
+                                + nodes.origins().where(earlier) + ": remove one");
+            }
             if (earlier != null) {
                 throw nodes.error(
                         envNode,

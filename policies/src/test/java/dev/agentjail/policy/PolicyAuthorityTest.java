@@ -199,6 +199,24 @@ class PolicyAuthorityTest {
     }
 
     @Test
+    void theSameRuleTwiceInOneFileIsNamedAsADuplicate() throws Exception {
+        Path user = write("user.yaml", """
+                version: 1
+                network: {allow: [api.example.com]}
+                credentials:
+                  - {env: KEY, hosts: [api.example.com], header: x-api-key}
+                  - {env: KEY, hosts: [api.example.com], header: x-api-key}
+                """);
+
+        PolicyException e = assertThrows(PolicyException.class, () -> load(PolicyLayer.USER, user));
+
+        assertEquals(
+                user + ":5: credentials[1].env: the same credential rule for 'KEY' is already at " + user
+                        + ":4: remove one",
+                e.getMessage());
+    }
+
+    @Test
     void anAddressPinCanBeRestatedButNotChanged() throws Exception {
         Path user =
                 write("user.yaml", "version: 1\nnetwork:\n  allow: [api.test]\n  resolve: {api.test: 203.0.113.7}\n");
