@@ -89,7 +89,17 @@ public final class PolicyStack {
         }
     }
 
-    private record Lock(PolicyLayer layer, String where) {}
+    /**
+     * A lock: the layer and place that wrote it, and which input of the stack brought it in (for the project layer,
+     * whose files from the repository root down lock for the files below them).
+     */
+    private record Lock(PolicyLayer layer, String where, int input) {
+        /** Whether this lock binds a document of {@code layer} that input {@code input} brought in. */
+        boolean binds(PolicyLayer layer, int input) {
+            return this.layer.compareTo(layer) < 0
+                    || (this.layer == PolicyLayer.PROJECT && layer == PolicyLayer.PROJECT && this.input < input);
+        }
+    }
 
     private final Path home;
     private final List<PolicyDocument> documents = new ArrayList<>();
@@ -105,6 +115,10 @@ public final class PolicyStack {
     private final Map<PolicyDocument, String> untrusted = new IdentityHashMap<>();
     /** The directory of the first project policy file given as an input: the project that trust is keyed by. */
     private Path projectRoot;
+    /** Which input of the stack each document came in with (its own, or the one that extends it). */
+    private final Map<PolicyDocument, Integer> inputOf = new IdentityHashMap<>();
+    /** The index of the input being added. */
+    private int currentInput = -1;
     /** Who may own a project policy file ({@link ProjectPolicies#ownershipProblem}); known at the first one. */
     private Set<Integer> projectOwners;
 
@@ -121,6 +135,7 @@ public final class PolicyStack {
                 throw new IllegalArgumentException("inputs must be ordered by layer");
             }
             previous = input.layer();
+            stack.currentInput++;
             stack.add(input, null, null, null);
         }
         return stack.merge();
@@ -159,6 +174,7 @@ public final class PolicyStack {
         if (trustFile != null) {
             untrusted.put(document, trustFile);
         }
+        inputOf.put(document, currentInput);
         if (projectFile) {
             projectFiles.put(document, resolved.identity());
             if (referrer == null && projectRoot == null) {
@@ -304,7 +320,7 @@ public final class PolicyStack {
             if (trustFile != null) {
                 requests.addAll(projectRequests.scan(document, merged, trustFile));
             }
-            checkLocks(document, locks, origins, merged);
+            checkLocks(document, inputOf.get(document), locks, origins, merged);
             for (NodeTuple tuple : document.root().getValue()) {
                 String key = ((ScalarNode) tuple.getKeyNode()).getValue();
                 if (!document.settings().containsKey(key)) {
@@ -316,7 +332,7 @@ public final class PolicyStack {
                         existing == null ? tuple.getValueNode() : merge(existing, tuple.getValueNode(), origins, key));
                 keyNodes.putIfAbsent(key, tuple.getKeyNode());
             }
-            addLocks(document, locks, origins);
+            addLocks(document, inputOf.get(document), locks, origins);
         }
         String name = documents.stream()
                 .filter(d -> d.source().layer() != PolicyLayer.DEFAULTS)
@@ -366,7 +382,7 @@ public final class PolicyStack {
      * repeat what a team policy that locks the key lists itself.
      */
     private static void checkLocks(
-            PolicyDocument document, Map<String, Lock> locks, Origins origins, Map<String, Node> merged)
+            PolicyDocument document, int input, Map<String, Lock> locks, Origins origins, Map<String, Node> merged)
             throws PolicyException {
         if (locks.isEmpty()) {
             return;
@@ -385,22 +401,29 @@ public final class PolicyStack {
                 for (NodeTuple entry : mapping.getValue()) {
                     String key = ((ScalarNode) entry.getKeyNode()).getValue();
                     if (!restates(YamlNodes.value(before, key), entry.getValueNode())) {
-                        checkLock(sectionKey + "." + key, sectionKey, entry.getKeyNode(), document, locks, nodes);
+                        checkLock(
+                                sectionKey + "." + key, sectionKey, entry.getKeyNode(), document, input, locks, nodes);
                     }
                 }
             } else {
-                checkLock(sectionKey, sectionKey, section.getKeyNode(), document, locks, nodes);
+                checkLock(sectionKey, sectionKey, section.getKeyNode(), document, input, locks, nodes);
             }
         }
     }
 
     /** Refuses {@code path} if it or its section is locked by a more authoritative layer. */
     private static void checkLock(
-            String path, String section, Node node, PolicyDocument document, Map<String, Lock> locks, YamlNodes nodes)
+            String path,
+            String section,
+            Node node,
+            PolicyDocument document,
+            int input,
+            Map<String, Lock> locks,
+            YamlNodes nodes)
             throws PolicyException {
         for (String locked : List.of(section, path)) {
             Lock lock = locks.get(locked);
-            if (lock != null && lock.layer().compareTo(document.source().layer()) < 0) {
+            if (lock != null && lock.binds(document.source().layer(), input)) {
                 String name = document.source().name();
                 String wayOut = name.startsWith(PolicyKeys.PRESET_SOURCE_PREFIX)
                         ? "; the preset " + Quoting.quote(name.substring(PolicyKeys.PRESET_SOURCE_PREFIX.length()))
@@ -408,7 +431,9 @@ public final class PolicyStack {
                                 + " lists itself may be restated, so ask its maintainers to add this one there; or run"
                                 + " without the preset (agentjail run -- PROGRAM) and add what the lock allows in your"
                                 + " own policy"
-                        : "; the " + document.source().layer().description() + " cannot change it";
+                        : lock.layer() == document.source().layer()
+                                ? "; a project policy file below it cannot change it"
+                                : "; the " + document.source().layer().description() + " cannot change it";
                 throw nodes.error(
                         node, path, "locked by the " + lock.layer().description() + " (" + lock.where() + ")" + wayOut);
             }
@@ -441,7 +466,7 @@ public final class PolicyStack {
         return false;
     }
 
-    private static void addLocks(PolicyDocument document, Map<String, Lock> locks, Origins origins)
+    private static void addLocks(PolicyDocument document, int input, Map<String, Lock> locks, Origins origins)
             throws PolicyException {
         if (document.lockedNode() == null) {
             return;
@@ -454,7 +479,7 @@ public final class PolicyStack {
             if (problem.isPresent()) {
                 throw nodes.error(items.get(i), "locked[" + i + "]", problem.get());
             }
-            locks.putIfAbsent(path, new Lock(document.source().layer(), origins.where(items.get(i))));
+            locks.putIfAbsent(path, new Lock(document.source().layer(), origins.where(items.get(i)), input));
         }
     }
 

@@ -269,6 +269,25 @@ class PolicyAuthorityTest {
     }
 
     @Test
+    void theRepositoryRootsLocksBindTheFilesBelowIt() throws Exception {
+        Path base = write("repo/policies/base.yaml", "version: 1\nnetwork: {mode: enforce}\nlocked: [network.mode]\n");
+        Path root =
+                write("repo/.agentjail.yaml", "version: 1\nextends: [policies/base.yaml]\nnetwork: {mode: enforce}\n");
+        Path sub = write("repo/sub/.agentjail.yaml", "version: 1\nnetwork: {mode: report}\n");
+
+        // The root file itself may restate what the file it extends locks; a file below may not change it.
+        PolicyException e =
+                assertThrows(PolicyException.class, () -> load(PolicyLayer.PROJECT, root, PolicyLayer.PROJECT, sub));
+
+        assertEquals(
+                sub + ":2: network.mode: locked by the project policy (" + base + ":3); a project policy file below"
+                        + " it cannot change it",
+                e.getMessage());
+        Path restating = write("repo/other/.agentjail.yaml", "version: 1\nnetwork: {mode: enforce}\n");
+        load(PolicyLayer.PROJECT, root, PolicyLayer.PROJECT, restating);
+    }
+
+    @Test
     void theTeamExampleOfTheDocsWorksWithEveryPreset() throws Exception {
         Path team = write("team.yaml", """
                 version: 1
