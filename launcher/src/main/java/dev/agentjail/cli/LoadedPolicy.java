@@ -110,7 +110,7 @@ record LoadedPolicy(
             if (inputs.isEmpty()) {
                 return builtIn();
             }
-            EffectivePolicy effective = PolicyStack.load(inputs, home);
+            EffectivePolicy effective = PolicyStack.load(inputs, home, projectDir);
             // The store is read only when the project asks for something that needs it.
             TrustedProjects trusted = effective.projectRequests().isEmpty()
                     ? TrustedProjects.none()

@@ -8,7 +8,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -103,7 +102,9 @@ public final class PolicyStack {
 
     private final Path home;
     private final List<PolicyDocument> documents = new ArrayList<>();
-    private final Set<String> included = new HashSet<>();
+    /** What is already in the stack, and in which layer first. */
+    private final Map<String, PolicyLayer> included = new java.util.HashMap<>();
+
     private final Deque<String> chain = new ArrayDeque<>();
     /** The project layer's own files (not its presets), by document, with their real path as the name. */
     private final Map<PolicyDocument, String> projectFiles = new IdentityHashMap<>();
@@ -119,6 +120,8 @@ public final class PolicyStack {
     private final Map<PolicyDocument, Integer> inputOf = new IdentityHashMap<>();
     /** The index of the input being added. */
     private int currentInput = -1;
+    /** The directory the session starts in, when known: what "inside the project" means for binds. */
+    private Optional<Path> sessionDir = Optional.empty();
     /** Who may own a project policy file ({@link ProjectPolicies#ownershipProblem}); known at the first one. */
     private Set<Integer> projectOwners;
 
@@ -128,7 +131,17 @@ public final class PolicyStack {
 
     /** Loads, checks and merges {@code inputs}, listed from the most authoritative layer to the least. */
     public static EffectivePolicy load(List<Input> inputs, Path home) throws PolicyException {
+        return load(inputs, home, Optional.empty());
+    }
+
+    /**
+     * As {@link #load(List, Path)}, for a session in {@code projectDir}: the directory a project file's host paths are
+     * judged against (a path outside it needs trust, also one inside the repository root above it).
+     */
+    public static EffectivePolicy load(List<Input> inputs, Path home, Optional<Path> projectDir)
+            throws PolicyException {
         PolicyStack stack = new PolicyStack(home);
+        stack.sessionDir = projectDir.map(PolicyStack::real);
         PolicyLayer previous = PolicyLayer.DEFAULTS;
         for (Input input : inputs) {
             if (input.layer().compareTo(previous) < 0) {
@@ -162,9 +175,12 @@ public final class PolicyStack {
             throw new YamlNodes(origins(referrerSource))
                     .error(referrer, "extends", "extends cycle: " + String.join(" -> ", cycle));
         }
-        if (!included.add(resolved.identity())) {
-            return; // Already in the stack through another extends: once is enough.
+        PolicyLayer first = included.putIfAbsent(resolved.identity(), input.layer());
+        if (first == input.layer() || first == PolicyLayer.MACHINE) {
+            return; // Already in this layer (through another extends), or the machine's: once is enough.
         }
+        // A file another layer holds too is merged in each: a project file that extends the user's --policy file must
+        // not pull it out of the command-line layer (it restates it, which widens nothing).
         if (chain.size() >= MAX_EXTENDS_DEPTH) {
             throw new YamlNodes(origins(referrerSource))
                     .error(referrer, "extends", "extends nested deeper than " + MAX_EXTENDS_DEPTH + " levels");
@@ -245,6 +261,15 @@ public final class PolicyStack {
                 identity, new PolicySource(input.layer(), name, parent == null ? Path.of("/") : parent), text);
     }
 
+    private static Path real(Path dir) {
+        Path absolute = dir.toAbsolutePath().normalize();
+        try {
+            return absolute.toRealPath();
+        } catch (IOException e) {
+            return absolute;
+        }
+    }
+
     /** What a file is included as: its real path, so that one reached by two names is merged once. */
     private static String realPath(Path file) {
         Path absolute = file.toAbsolutePath().normalize();
@@ -303,7 +328,7 @@ public final class PolicyStack {
         Map<String, Node> merged = new LinkedHashMap<>();
         Map<String, Node> keyNodes = new LinkedHashMap<>();
         Optional<Path> root = Optional.ofNullable(projectRoot);
-        ProjectRequests projectRequests = new ProjectRequests(origins, home, root);
+        ProjectRequests projectRequests = new ProjectRequests(origins, home, sessionDir.or(() -> root));
         List<ProjectRequests.Found> requests = new ArrayList<>();
         for (PolicyDocument document : documents) {
             origins.register(document.root(), document.source());
@@ -349,11 +374,12 @@ public final class PolicyStack {
         Node trust = merged.get(TrustSection.SECTION);
         ProjectTrust.Setting setting =
                 trust == null ? ProjectTrust.Setting.DEFAULT : new TrustSection(new YamlNodes(origins)).read(trust);
-        return new EffectivePolicy(policy, tuples, origins, documents, lockedBy, snapshot(root), requests, setting);
+        return new EffectivePolicy(
+                policy, tuples, origins, documents, lockedBy, snapshot(root, requests), requests, setting);
     }
 
     /** The project layer's files with the SHA-256 of the bytes that were parsed (valid UTF-8 round-trips exactly). */
-    private Optional<ProjectSnapshot> snapshot(Optional<Path> root) {
+    private Optional<ProjectSnapshot> snapshot(Optional<Path> root, List<ProjectRequests.Found> requests) {
         if (root.isEmpty()) {
             return Optional.empty();
         }
@@ -364,7 +390,9 @@ public final class PolicyStack {
                 files.put(file, sha256(document.text()));
             }
         }
-        return Optional.of(new ProjectSnapshot(root.get(), files));
+        java.util.Set<String> entries = new java.util.TreeSet<>();
+        requests.forEach(found -> entries.add(ProjectTrust.entryId(found)));
+        return Optional.of(new ProjectSnapshot(root.get(), files, entries));
     }
 
     private static String sha256(String text) {
@@ -544,7 +572,9 @@ public final class PolicyStack {
             origins.registerOne(result, origins.source(baseList));
             return result;
         }
-        return overlay;
+        // The same value written again keeps the earlier node: a relative path keeps meaning what the earlier file
+        // meant (audit.log: logs/a.jsonl restated by a project file is no move into the project).
+        return base instanceof ScalarNode scalar && sameScalar(overlay, scalar) ? base : overlay;
     }
 
     /** Mappings whose entries are identities: a key names one thing, and no two layers may say different things. */

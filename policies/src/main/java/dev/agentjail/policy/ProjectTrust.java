@@ -148,7 +148,8 @@ public final class ProjectTrust {
         for (ProjectRequests.Found f : found) {
             String file = f.trustFile();
             String before = grant.map(g -> g.files().get(file)).orElse(null);
-            if (before != null && before.equals(now.get(file))) {
+            boolean sameFile = before != null && before.equals(now.get(file));
+            if (sameFile && grant.get().entries().contains(entryId(f))) {
                 continue;
             }
             refused.add(f.request());
@@ -158,6 +159,12 @@ public final class ProjectTrust {
             if (grant.isEmpty()) {
                 status = Status.UNTRUSTED;
                 reason = "a project policy needs your trust for that; review and trust it with: " + command;
+            } else if (sameFile) {
+                // The file is as trusted, but this entry was not shown then: it restated what another layer said, and
+                // that layer no longer says it.
+                status = Status.CHANGED;
+                reason = "you trusted this project policy when another layer already allowed this, so it was not"
+                        + " among what you were shown; review and trust it again with: " + command;
             } else {
                 status = Status.CHANGED;
                 reason = "you trusted this project policy, but " + file
@@ -168,6 +175,22 @@ public final class ProjectTrust {
         return refused.isEmpty()
                 ? new Result(Status.TRUSTED, all, root, reason)
                 : new Result(status, refused, root, reason);
+    }
+
+    /**
+     * The identity of a widening entry as trust records it: the SHA-256 of the file whose trust covers it, its key and
+     * what it asks for, so trust in a file covers exactly the entries the user was shown for it.
+     */
+    static String entryId(ProjectRequests.Found found) {
+        String text = found.trustFile() + "\0" + found.request().file() + "\0"
+                + found.request().key() + "\0" + found.request().asks();
+        try {
+            return java.util.HexFormat.of()
+                    .formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                            .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 
     /** Throws the error {@code agentjail run} stops with, unless the project layer's requests may be used. */

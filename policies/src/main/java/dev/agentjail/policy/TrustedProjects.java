@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 
@@ -29,12 +30,16 @@ public final class TrustedProjects {
     private static final int VERSION = 1;
     private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
     private static final Set<String> TOP_LEVEL = Set.of("version", "projects");
-    private static final Set<String> GRANT_KEYS = Set.of("trusted_at", "files");
+    private static final Set<String> GRANT_KEYS = Set.of("trusted_at", "files", "entries");
 
-    /** Trust in one project: the files and their SHA-256 as they were trusted, and when. */
-    public record Grant(Map<String, String> files, Instant trustedAt) {
+    /**
+     * Trust in one project: the files and their SHA-256 as they were trusted, the widening entries the user was shown
+     * (their {@link ProjectTrust#entryId}s), and when.
+     */
+    public record Grant(Map<String, String> files, Set<String> entries, Instant trustedAt) {
         public Grant {
             files = Collections.unmodifiableMap(new LinkedHashMap<>(files));
+            entries = Collections.unmodifiableSet(new TreeSet<>(entries));
             Objects.requireNonNull(trustedAt, "trustedAt");
         }
     }
@@ -99,7 +104,19 @@ public final class TrustedProjects {
             }
             files.put(file.getKey(), sha);
         }
-        return new Grant(files, trustedAt);
+        // Records written before entries were recorded cover no entry: such a project is trusted again once.
+        Set<String> ids = new java.util.TreeSet<>();
+        Node entriesNode = entries.get("entries");
+        if (entriesNode != null) {
+            for (Node id : nodes.sequence(entriesNode, "entries")) {
+                String text = nodes.string(id, "entries");
+                if (!SHA256.matcher(text).matches()) {
+                    throw nodes.error(id, "entries", "expected a SHA-256 in lower-case hex");
+                }
+                ids.add(text);
+            }
+        }
+        return new Grant(files, ids, trustedAt);
     }
 
     /** The trust recorded for the project directory {@code root}, if any. */
@@ -118,12 +135,15 @@ public final class TrustedProjects {
         // Files trusted before from another directory of the same project (a session started in a subdirectory reads
         // more files) stay trusted as they were; the files of this snapshot are trusted as they are now.
         Map<String, String> files = new LinkedHashMap<>();
+        Set<String> entries = new java.util.TreeSet<>();
         Grant earlier = grants.get(snapshot.root().toString());
         if (earlier != null) {
             files.putAll(earlier.files());
+            entries.addAll(earlier.entries());
         }
         files.putAll(snapshot.files());
-        copy.put(snapshot.root().toString(), new Grant(files, now));
+        entries.addAll(snapshot.entries());
+        copy.put(snapshot.root().toString(), new Grant(files, entries, now));
         return new TrustedProjects(copy);
     }
 
@@ -159,7 +179,14 @@ public final class TrustedProjects {
                         .append(string(file.getValue()));
                 fileSeparator = ",\n";
             }
-            out.append(project.getValue().files().isEmpty() ? "}\n    }" : "\n      }\n    }");
+            out.append(project.getValue().files().isEmpty() ? "}" : "\n      }");
+            out.append(",\n      \"entries\": [");
+            String entrySeparator = "\n";
+            for (String id : project.getValue().entries()) {
+                out.append(entrySeparator).append("        ").append(string(id));
+                entrySeparator = ",\n";
+            }
+            out.append(project.getValue().entries().isEmpty() ? "]\n    }" : "\n      ]\n    }");
             separator = ",\n";
         }
         return out.append(grants.isEmpty() ? "}\n}\n" : "\n  }\n}\n").toString();

@@ -469,6 +469,95 @@ class ProjectTrustTest {
     }
 
     @Test
+    void trustCoversOnlyTheEntriesTheUserWasShown() throws Exception {
+        Path user = write(dir.resolve("user.yaml"), "version: 1\nnetwork:\n  mode: report\n");
+        Path file = projectFile("version: 1\nnetwork:\n  mode: report\n  allow: [pypi.example.com]\n");
+        PolicyStack.Input[] withReport = {
+            PolicyStack.Input.file(PolicyLayer.USER, user), PolicyStack.Input.file(PolicyLayer.PROJECT, file)
+        };
+        EffectivePolicy shown = load(withReport);
+        // The user's own policy says report mode: the project restating it is not shown, and not trusted.
+        assertEquals(
+                List.of("network.allow[0]"),
+                shown.projectRequests().stream().map(ProjectRequest::key).toList());
+        TrustedProjects trusted = trusting(shown);
+        assertEquals(
+                ProjectTrust.Status.TRUSTED,
+                ProjectTrust.evaluate(load(withReport), trusted).status());
+
+        // The user turns learning mode off: the project's unchanged line now widens the jail, and needs trust.
+        Files.writeString(user, "version: 1\nnetwork:\n  mode: enforce\n");
+        ProjectTrust.Result result = ProjectTrust.evaluate(load(withReport), trusted);
+
+        assertEquals(ProjectTrust.Status.CHANGED, result.status());
+        assertEquals(
+                List.of("network.mode"),
+                result.requests().stream().map(ProjectRequest::key).toList());
+        assertTrue(result.reason().contains("was not among what you were shown"), result.reason());
+    }
+
+    @Test
+    void aTrustRecordWithoutEntriesCoversNothing() throws Exception {
+        projectFile("version: 1\nenv: {forward: [TOKEN]}\n");
+        EffectivePolicy policy = loadProject();
+        ProjectSnapshot snapshot = policy.projectSnapshot().orElseThrow();
+        TrustedProjects legacy =
+                TrustedProjects.none().with(new ProjectSnapshot(snapshot.root(), snapshot.files()), NOW);
+
+        assertEquals(
+                ProjectTrust.Status.CHANGED,
+                ProjectTrust.evaluate(policy, legacy).status());
+    }
+
+    @Test
+    void aRelativePathRestatedByTheProjectKeepsTheEarlierFilesMeaning() throws Exception {
+        Path user = write(dir.resolve("config/user.yaml"), "version: 1\naudit:\n  log: logs/audit.jsonl\n");
+        Path file = projectFile("version: 1\naudit:\n  log: logs/audit.jsonl\n");
+
+        EffectivePolicy policy =
+                load(PolicyStack.Input.file(PolicyLayer.USER, user), PolicyStack.Input.file(PolicyLayer.PROJECT, file));
+
+        assertEquals(
+                java.util.Optional.of(dir.resolve("config/logs/audit.jsonl")),
+                policy.policy().audit().log());
+        assertEquals(List.of(), policy.projectRequests());
+    }
+
+    @Test
+    void aProjectFileThatExtendsTheUsersPolicyFileLeavesItInItsOwnLayer() throws Exception {
+        Path strict = write(dir.resolve("strict.yaml"), "version: 1\nnetwork:\n  deny: [evil.example.com]\n");
+        Path file = projectFile("version: 1\nextends: [" + strict + "]\n");
+
+        EffectivePolicy policy = load(
+                PolicyStack.Input.file(PolicyLayer.PROJECT, file),
+                PolicyStack.Input.file(PolicyLayer.OVERRIDE, strict));
+
+        assertTrue(
+                policy.sources().stream()
+                        .anyMatch(s ->
+                                s.layer() == PolicyLayer.OVERRIDE && s.name().equals(strict.toString())),
+                policy.sources().toString());
+        assertEquals(List.of(), policy.projectRequests());
+    }
+
+    @Test
+    void bindsAreJudgedAgainstTheDirectoryTheSessionStartsIn() throws Exception {
+        Files.writeString(project.resolve(".env"), "TOKEN=x\n");
+        Path sub = Files.createDirectories(project.resolve("sub"));
+        Path file = write(
+                sub.resolve(".agentjail.yaml"),
+                "version: 1\nfilesystem:\n  read: [" + project.resolve(".env") + ", " + sub.resolve("tools") + "]\n");
+
+        EffectivePolicy fromSub = PolicyStack.load(
+                List.of(PolicyStack.Input.file(PolicyLayer.PROJECT, file)), home, java.util.Optional.of(sub));
+
+        // The repository root's .env lies outside the subdirectory the user started the agent in.
+        assertEquals(
+                List.of("filesystem.read[0]"),
+                fromSub.projectRequests().stream().map(ProjectRequest::key).toList());
+    }
+
+    @Test
     void trustInOneProjectIsNotTrustInAnother() throws Exception {
         projectFile("version: 1\nenv: {forward: [TOKEN]}\n");
         TrustedProjects trusted = trusting(loadProject());
