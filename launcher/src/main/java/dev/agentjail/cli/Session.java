@@ -397,6 +397,16 @@ final class Session {
                         "agentjail's installation",
                         "it is what runs on the host next time");
             }
+            // Every policy file this session read: in the project they are read-only (protected paths); through
+            // another writable bind the agent could rewrite the policy of every later session.
+            for (Path policyFile : policyFilesRead()) {
+                refuseWritable(
+                        writable,
+                        false,
+                        policyFile,
+                        "the policy file",
+                        "agentjail reads it for every later session; keep policy files out of writable binds");
+            }
             refuseWritable(
                     writable,
                     true,
@@ -702,6 +712,32 @@ final class Session {
         }
     }
 
+    /** The team policy's directory, when the team policy named is one. */
+    private Optional<Path> teamPolicyDirectory() {
+        try {
+            return PolicyDiscovery.teamPolicy(hostEnv, Paths.home(hostEnv))
+                    .filter(p -> Files.isDirectory(p))
+                    .map(p -> p.toAbsolutePath().normalize());
+        } catch (dev.agentjail.policy.PolicyException e) {
+            return Optional.empty(); // It loaded a moment ago; an error now is the discovery's to report.
+        }
+    }
+
+    /** The policy files this session read (and the team directory), which the jail must not be able to write. */
+    private List<Path> policyFilesRead() {
+        List<Path> files = new ArrayList<>();
+        loaded.effective().ifPresent(effective -> {
+            for (dev.agentjail.policy.PolicySource source : effective.sources()) {
+                Path file = Path.of(source.name());
+                if (file.isAbsolute() || Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                    files.add(file.toAbsolutePath().normalize());
+                }
+            }
+        });
+        teamPolicyDirectory().ifPresent(files::add);
+        return files;
+    }
+
     private List<String> protectedPatterns(Policy policy) {
         List<String> patterns = new ArrayList<>(ProtectedPaths.DEFAULTS);
         policy.filesystem().protectedPaths().forEach(g -> patterns.add(g.pattern()));
@@ -710,20 +746,21 @@ final class Session {
         // made of.
         Path realProject = project.toAbsolutePath().normalize();
         List<Path> files = new ArrayList<>();
-        loaded.effective().ifPresent(effective -> {
-            effective.projectSnapshot().ifPresent(s -> s.files().keySet().forEach(f -> files.add(Path.of(f))));
-            for (dev.agentjail.policy.PolicySource source : effective.sources()) {
-                Path file = Path.of(source.name());
-                if (file.isAbsolute() || Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
-                    files.add(JailPaths.realPrefix(file.toAbsolutePath().normalize()));
+        loaded.effective()
+                .flatMap(dev.agentjail.policy.EffectivePolicy::projectSnapshot)
+                .ifPresent(s -> s.files().keySet().forEach(f -> files.add(Path.of(f))));
+        policyFilesRead().forEach(file -> files.add(JailPaths.realPrefix(file)));
+        Optional<Path> teamDir = teamPolicyDirectory().map(JailPaths::realPrefix);
+        for (Path file : files) {
+            if (file.startsWith(realProject) && !file.equals(realProject)) {
+                // A team policy directory in the project is protected whole: a file the agent added there would be
+                // read as team policy.
+                String relative = realProject.relativize(file) + (teamDir.equals(Optional.of(file)) ? "/" : "");
+                if (!patterns.contains(relative)) {
+                    patterns.add(relative);
                 }
             }
-        });
-        files.stream()
-                .filter(file -> file.startsWith(realProject) && !file.equals(realProject))
-                .map(file -> realProject.relativize(file).toString())
-                .filter(relative -> !patterns.contains(relative))
-                .forEach(patterns::add);
+        }
         return patterns;
     }
 

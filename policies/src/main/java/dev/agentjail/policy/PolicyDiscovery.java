@@ -99,6 +99,14 @@ public final class PolicyDiscovery {
         return inputs;
     }
 
+    /**
+     * Where the team policy is named ({@code AGENTJAIL_TEAM_POLICY}, else the user config's {@code team_policy}): a
+     * file or a directory of files, if one is named. The launcher keeps it out of the jail's reach.
+     */
+    public static Optional<Path> teamPolicy(Map<String, String> env, Path home) throws PolicyException {
+        return teamPolicy(env, home, configDirectory(env, home));
+    }
+
     private static Optional<Path> teamPolicy(Map<String, String> env, Path home, Path config) throws PolicyException {
         String named = env.get(TEAM_ENV);
         if (named != null && !named.isEmpty()) {

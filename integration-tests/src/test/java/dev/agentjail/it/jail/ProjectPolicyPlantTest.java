@@ -101,4 +101,41 @@ class ProjectPolicyPlantTest {
                 () -> assertEquals("version: 1\nlimits:\n  timeout: 1h\n", Files.readString(base)),
                 () -> assertEquals("version: 1\n", Files.readString(override)));
     }
+
+    @Test
+    void aTeamPolicyDirectoryInTheProjectTakesNoNewFile() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path team = Files.createDirectories(run.project().resolve("team"));
+        Files.writeString(team.resolve("base.yaml"), "version: 1\n");
+        run.env("AGENTJAIL_TEAM_POLICY", team.toString());
+
+        AgentjailRun.Outcome o =
+                run.bash("printf 'version: 1\\nnetwork: {mode: report}\\n' > team/zz.yaml; echo \"added=$?\"");
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertNotEquals("0", o.probe("added"), o::describe);
+        assertFalse(Files.exists(team.resolve("zz.yaml"), LinkOption.NOFOLLOW_LINKS), o::describe);
+    }
+
+    @Test
+    void aPolicyFileTheJailCouldWriteThroughABindStartsNothing() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path tools = Files.createDirectories(dir.resolve("tools"));
+        run.policy("version: 1\n");
+        Path policy = Files.writeString(
+                tools.resolve("policy.yaml"), "version: 1\nfilesystem:\n  write: [" + tools.toRealPath() + "]\n");
+        run.options("--policy", policy.toString());
+
+        AgentjailRun.Outcome o = run.bash("echo ran=yes");
+
+        assertEquals(2, o.exitCode(), o::describe);
+        assertFalse(o.out().contains("ran=yes"), o::describe);
+        assertTrue(
+                o.err()
+                        .contains(
+                                "the policy file " + policy + " would be writable inside the jail through the bind of"),
+                o::describe);
+    }
 }
