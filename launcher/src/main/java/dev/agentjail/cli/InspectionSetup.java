@@ -285,10 +285,35 @@ final class InspectionSetup implements AutoCloseable {
         return checkLength(policy, "env " + name, value);
     }
 
+    /** A secret's file is small: a token, a key. More than this is not one (or is /dev/zero). */
+    static final long MAX_SECRET_FILE_BYTES = 64 * 1024;
+
+    /**
+     * Reads a secret from {@code file}, a regular file of at most {@value #MAX_SECRET_FILE_BYTES} bytes: a FIFO would
+     * hang the start, a device ({@code /dev/zero}, a terminal) never end or read what it should not.
+     */
+    static String readSecretFile(Path file) throws IOException {
+        java.nio.file.attribute.BasicFileAttributes attributes =
+                Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class);
+        if (!attributes.isRegularFile()) {
+            throw new IOException("not a regular file");
+        }
+        if (attributes.size() > MAX_SECRET_FILE_BYTES) {
+            throw new IOException("larger than " + MAX_SECRET_FILE_BYTES + " bytes, which no secret is");
+        }
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            byte[] bytes = in.readNBytes((int) MAX_SECRET_FILE_BYTES + 1);
+            if (bytes.length > MAX_SECRET_FILE_BYTES) {
+                throw new IOException("larger than " + MAX_SECRET_FILE_BYTES + " bytes, which no secret is");
+            }
+            return new String(bytes, StandardCharsets.UTF_8).strip();
+        }
+    }
+
     private static String knownFromFile(Policy policy, Path file) {
         String value;
         try {
-            value = Files.readString(file, StandardCharsets.UTF_8).strip();
+            value = readSecretFile(file);
         } catch (IOException e) {
             throw new CliException(
                     ExitCodes.ENVIRONMENT,
@@ -313,7 +338,7 @@ final class InspectionSetup implements AutoCloseable {
         if (rule.file() != null) {
             String value;
             try {
-                value = Files.readString(rule.file(), StandardCharsets.UTF_8).strip();
+                value = readSecretFile(rule.file());
             } catch (IOException e) {
                 throw new CliException(
                         ExitCodes.ENVIRONMENT,

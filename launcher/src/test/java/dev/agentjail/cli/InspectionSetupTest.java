@@ -83,6 +83,34 @@ class InspectionSetupTest {
         assertTrue(e.getMessage().contains("no such file"), e.getMessage());
     }
 
+    /** A project may name a known value's file without trust: no file it names can hang or exhaust the start. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"/dev/zero", "fifo", "large", "directory"})
+    @org.junit.jupiter.api.Timeout(30)
+    void aKnownValueFileThatIsNoSmallRegularFileIsRefused(String kind) throws Exception {
+        Path file = switch (kind) {
+            case "/dev/zero" -> Path.of("/dev/zero");
+            case "fifo" -> {
+                Path fifo = dir.resolve("fifo");
+                assertEquals(
+                        0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+                yield fifo;
+            }
+            case "large" -> Files.write(dir.resolve("large"), new byte[100 * 1024]);
+            default -> Files.createDirectories(dir.resolve("dir"));
+        };
+        Policy policy = policy("""
+                redaction:
+                  known_values: [{file: %s}]
+                """.formatted(file));
+
+        CliException e = assertThrows(
+                CliException.class, () -> InspectionSetup.inspection(policy, Map.of(), new SecureRandom()));
+
+        assertEquals(ExitCodes.ENVIRONMENT, e.exitCode());
+        assertTrue(e.getMessage().contains("cannot read file " + file), e.getMessage());
+    }
+
     @Test
     void aShortKnownValueIsRefusedWithoutShowingIt() throws Exception {
         Path file = Files.writeString(dir.resolve("token"), "  tiny42 \n");
