@@ -42,7 +42,7 @@ public final class ProjectPolicies {
         }
         Path top = dir;
         for (Path current = dir; current != null; current = current.getParent()) {
-            if (Files.exists(current.resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+            if (isRepository(current.resolve(".git"))) {
                 top = current;
                 break;
             }
@@ -59,6 +59,28 @@ public final class ProjectPolicies {
         }
         Collections.reverse(files);
         return List.copyOf(files);
+    }
+
+    /**
+     * Whether {@code dotGit} makes its directory a repository's top, as git itself decides: a directory with a {@code
+     * HEAD} and an object store (its own {@code objects}, or a {@code commondir} naming another), or a file starting
+     * with {@code gitdir:} (a linked worktree or a submodule). An empty {@code .git} (such as the read-only placeholder
+     * a session puts in a project without one) is none, so it cannot cut the repository root's policy off.
+     */
+    static boolean isRepository(Path dotGit) {
+        if (Files.isDirectory(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            return Files.exists(dotGit.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)
+                    && (Files.isDirectory(dotGit.resolve("objects"), LinkOption.NOFOLLOW_LINKS)
+                            || Files.exists(dotGit.resolve("commondir"), LinkOption.NOFOLLOW_LINKS));
+        }
+        if (Files.isRegularFile(dotGit, LinkOption.NOFOLLOW_LINKS)) {
+            try (java.io.InputStream in = Files.newInputStream(dotGit)) {
+                return new String(in.readNBytes(7), java.nio.charset.StandardCharsets.UTF_8).equals("gitdir:");
+            } catch (IOException e) {
+                return false; // Unreadable: walk on, which reads more policy files (their denies too), not fewer.
+            }
+        }
+        return false;
     }
 
     /** The nearest of {@link #chain}'s files: the one a session's own directory holds, or the closest above it. */

@@ -34,7 +34,8 @@ class PolicyDiscoveryTest {
         Path config = Files.createDirectories(dir.resolve("xdg/agentjail"));
         Files.writeString(config.resolve("policy.yaml"), "version: 1\n");
         Path project = Files.createDirectories(dir.resolve("repo/sub"));
-        Files.createDirectory(dir.resolve("repo/.git"));
+        Files.createDirectories(dir.resolve("repo/.git/objects"));
+        Files.writeString(dir.resolve("repo/.git/HEAD"), "ref: refs/heads/main\n");
         Files.writeString(dir.resolve("repo/.agentjail.yaml"), "version: 1\n");
         Path override = Files.writeString(dir.resolve("o.yaml"), "version: 1\n");
 

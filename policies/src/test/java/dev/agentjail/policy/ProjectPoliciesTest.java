@@ -30,20 +30,37 @@ class ProjectPoliciesTest {
         return Files.createDirectories(root.resolve(relative));
     }
 
+    /** Makes {@code dir} a repository's top as git sees it: a .git with HEAD and objects. */
+    private void repo(String dir) throws IOException {
+        Path git = dirs(dir + "/.git");
+        Files.writeString(git.resolve("HEAD"), "ref: refs/heads/main\n");
+        Files.createDirectories(git.resolve("objects"));
+    }
+
+    @Test
+    void anEmptyDotGitIsNoRepositoryAndDoesNotCutTheRootOff() throws Exception {
+        repo("repo");
+        Path top = policy("repo");
+        // What a session leaves while it runs in a subdirectory without a repository of its own: a placeholder.
+        dirs("repo/sub/.git");
+        Path sub = policy("repo/sub");
+        assertEquals(List.of(top, sub), ProjectPolicies.chain(root.resolve("repo/sub")));
+    }
+
     private Path policy(String dir) throws IOException {
         return Files.writeString(dirs(dir).resolve(".agentjail.yaml"), "version: 1\n");
     }
 
     @Test
     void policyInTheProjectDirectoryIsFound() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         Path file = policy("repo");
         assertEquals(Optional.of(file), ProjectPolicies.find(root.resolve("repo")));
     }
 
     @Test
     void searchWalksUpToTheRepositoryRoot() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         Path file = policy("repo");
         Path project = dirs("repo/services/api");
         assertEquals(Optional.of(file), ProjectPolicies.find(project));
@@ -51,7 +68,7 @@ class ProjectPoliciesTest {
 
     @Test
     void nearestPolicyWins() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         policy("repo");
         Path nearer = policy("repo/services");
         assertEquals(Optional.of(nearer), ProjectPolicies.find(dirs("repo/services/api")));
@@ -60,7 +77,7 @@ class ProjectPoliciesTest {
     @Test
     void searchStopsAtTheRepositoryRoot() throws Exception {
         policy("outside");
-        dirs("outside/repo/.git");
+        repo("outside/repo");
         assertEquals(Optional.empty(), ProjectPolicies.find(dirs("outside/repo/src")));
         assertEquals(Optional.empty(), ProjectPolicies.find(root.resolve("outside/repo")));
     }
@@ -69,7 +86,7 @@ class ProjectPoliciesTest {
     void aGitFileMarksTheRootToo() throws Exception {
         // Worktrees and submodules have a .git file that points at the real git directory.
         policy("super");
-        dirs("super/.git");
+        repo("super");
         Files.writeString(dirs("super/sub").resolve(".git"), "gitdir: ../.git/modules/sub\n");
         assertEquals(Optional.empty(), ProjectPolicies.find(dirs("super/sub/lib")));
     }
@@ -85,7 +102,7 @@ class ProjectPoliciesTest {
     @Test
     void everyPolicyFromTheRepositoryRootDownCountsRootFirst() throws Exception {
         policy("outside");
-        dirs("outside/repo/.git");
+        repo("outside/repo");
         Path top = policy("outside/repo");
         Path services = policy("outside/repo/services");
         dirs("outside/repo/services/api/src");
@@ -98,27 +115,27 @@ class ProjectPoliciesTest {
 
     @Test
     void noPolicyAnywhereIsEmpty() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         assertEquals(Optional.empty(), ProjectPolicies.find(dirs("repo/x")));
     }
 
     @Test
     void aDirectoryNamedLikeThePolicyIsReturnedForTheLoaderToRefuse() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         Path odd = dirs("repo/.agentjail.yaml");
         assertEquals(Optional.of(odd), ProjectPolicies.find(root.resolve("repo")));
     }
 
     @Test
     void aDanglingLinkIsReturnedForTheLoaderToRefuse() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         Path link = Files.createSymbolicLink(root.resolve("repo/.agentjail.yaml"), root.resolve("missing.yaml"));
         assertEquals(Optional.of(link), ProjectPolicies.find(root.resolve("repo")));
     }
 
     @Test
     void aSymlinkedProjectSearchesWhereItReallyLives() throws Exception {
-        dirs("repo/.git");
+        repo("repo");
         Path file = policy("repo");
         Path project = dirs("repo/app");
         Path link = Files.createSymbolicLink(dirs("elsewhere").resolve("app"), project);
