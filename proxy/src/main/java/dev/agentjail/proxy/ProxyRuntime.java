@@ -34,4 +34,9 @@ record ProxyRuntime(ProxyConfig config, RequestRouter router, Dialer dialer, Ins
     boolean intercepts(Target target) {
         return config.interception() != null && !config.network().tunnelled(target, 443);
     }
+
+    /** Whether the policy's {@code network.tunnel} relays {@code target} uninspected (then only TLS to its name). */
+    boolean tunnelled(Target target) {
+        return config.network().tunnelled(target, 443);
+    }
 }

@@ -28,6 +28,9 @@ final class TunnelSwitch {
 
     private TunnelSwitch() {}
 
+    /** How large a ClientHello a tunnel waits for before it refuses the connection. */
+    private static final int MAX_CLIENT_HELLO = 16 * 1024;
+
     static void establish(
             ChannelHandlerContext ctx, Channel upstream, Exchange ex, ProxyRuntime runtime, String clientAddress) {
         ex.status = 200;
@@ -71,19 +74,28 @@ final class TunnelSwitch {
 
         ChannelPipeline cp = client.pipeline();
         cp.addLast("tunnel-idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+        if (http == null && runtime.tunnelled(ex.target)) {
+            // A network.tunnel host: nothing reaches the upstream before the ClientHello names the CONNECT host.
+            cp.addLast(
+                    TunnelSniCheck.NAME,
+                    new TunnelSniCheck(
+                            ex.target,
+                            tunnel,
+                            MAX_CLIENT_HELLO,
+                            runtime.timeouts().header().toMillis()));
+        }
         cp.addLast(TunnelRelay.NAME, new TunnelRelay(upstream, tunnel, true));
         cp.remove(ProxyServer.TIMEOUTS);
         cp.remove(ProxyResponseEncoder.NAME);
         // Removing the decoder hands any bytes it still holds to the exchange handler, which holds them.
         cp.remove(StrictRequestDecoder.class);
         client.writeAndFlush(Unpooled.wrappedBuffer(answer));
-        // Bytes the client sent early (e.g. a ClientHello) go first, in order.
+        // Bytes the client sent early (e.g. a ClientHello) go first, in order, through the check and the relay.
         ByteBuf early;
         while ((early = (ByteBuf) ex.held.poll()) != null) {
-            tunnel.bytesOut += early.readableBytes();
-            upstream.write(early);
+            ctx.fireChannelRead(early);
         }
-        upstream.flush();
+        ctx.fireChannelReadComplete();
         cp.remove(ExchangeHandler.NAME);
         upstream.config().setAutoRead(true);
         client.config().setAutoRead(true);
@@ -99,7 +111,7 @@ final class TunnelSwitch {
     }
 
     /** The shared state of one tunnel: its byte counts and whether its record was written. */
-    static final class Tunnel {
+    static final class Tunnel implements TunnelSniCheck.Refusal {
         private final Exchange ex;
         private final ProxyRuntime runtime;
         private final String client;
@@ -111,6 +123,28 @@ final class TunnelSwitch {
             this.ex = ex;
             this.runtime = runtime;
             this.client = client;
+        }
+
+        /** The tunnel was refused before any client byte reached the upstream: the record says why. */
+        @Override
+        public void refused(String reason, String detail) {
+            if (recorded) {
+                return;
+            }
+            recorded = true;
+            ex.bytesOut = 0;
+            ex.bytesIn = bytesIn;
+            try {
+                runtime.audit()
+                        .append(ex.record(runtime.session(), client, System.nanoTime())
+                                .kind(AuditRecord.KIND_TUNNEL_CLOSE)
+                                .decision(AuditRecord.DENY)
+                                .reason(reason)
+                                .error(detail)
+                                .build());
+            } catch (AuditUnavailableException e) {
+                // The sink is unhealthy and says so; new requests are refused until it recovers.
+            }
         }
 
         void closed() {

@@ -251,6 +251,27 @@ class ProxyInterceptTest {
     }
 
     @Test
+    void aTunnelThatFrontsForAnotherNameIsClosedBeforeAnyByteReachesTheUpstream() throws Exception {
+        start(HOST, tls.interception(), "  tunnel: [\"AUTHORITY\"]\n");
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        assertEquals("HTTP/1.1 200 Connection established", c.statusLine());
+
+        // The client asks the allowed host's servers for another name they may also serve.
+        assertThrows(
+                java.io.IOException.class,
+                () -> TestTls.handshake(
+                        c.socket(), TestTls.clientTrusting(tls.upstreamCa().certificate()), "other.test", HOST));
+
+        List<AuditRecord> records = awaitRecords(2);
+        AuditRecord close = records.get(1);
+        assertEquals(AuditRecord.KIND_TUNNEL_CLOSE, close.kind());
+        assertEquals("deny", close.decision());
+        assertEquals(ProxyReasons.SNI_MISMATCH, close.reason());
+        assertEquals(0, close.bytesOut(), "client bytes reached the upstream");
+        assertEquals(0, upstream.requests().size());
+    }
+
+    @Test
     void theJdkHttpClientWorksThroughInterceptionTrustingOnlyTheProxyCa() throws Exception {
         start();
         HttpClient client = HttpClient.newBuilder()

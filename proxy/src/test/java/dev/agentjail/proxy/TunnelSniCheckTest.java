@@ -1,0 +1,146 @@
+package dev.agentjail.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.agentjail.policy.Authorities;
+import dev.agentjail.policy.Target;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** A relayed tunnel goes on only when the client's first bytes are a ClientHello naming the CONNECT host. */
+class TunnelSniCheckTest {
+    private final List<String> refusals = new ArrayList<>();
+
+    /** The ClientHello a JDK client sends, with {@code sni} as its server name (none when null). */
+    private static byte[] clientHello(String sni) throws Exception {
+        SSLEngine engine = SSLContext.getDefault().createSSLEngine("peer.invalid", 443);
+        engine.setUseClientMode(true);
+        SSLParameters parameters = engine.getSSLParameters();
+        parameters.setServerNames(sni == null ? List.of() : List.of(new SNIHostName(sni)));
+        engine.setSSLParameters(parameters);
+        ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(ByteBuffer.allocate(0), out);
+        out.flip();
+        byte[] bytes = new byte[out.remaining()];
+        out.get(bytes);
+        return bytes;
+    }
+
+    private EmbeddedChannel channel(String connect) throws Exception {
+        Target target = Authorities.parseAuthority(connect, 443);
+        return new EmbeddedChannel(new TunnelSniCheck(
+                target, (reason, detail) -> refusals.add(reason + ": " + detail), 16 * 1024, 10_000));
+    }
+
+    /** Everything the relay after the check received, as bytes. */
+    private static byte[] relayed(EmbeddedChannel channel) {
+        ByteBuf all = Unpooled.buffer();
+        ByteBuf b;
+        while ((b = channel.readInbound()) != null) {
+            all.writeBytes(b);
+            b.release();
+        }
+        byte[] bytes = ByteBufUtil.getBytes(all);
+        all.release();
+        return bytes;
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "cdn.example.com:443, cdn.example.com",
+        "cdn.example.com:443, CDN.Example.COM",
+        "cdn.example.com:8443, cdn.example.com",
+    })
+    void aClientHelloNamingTheConnectHostGoesOnWhole(String connect, String sni) throws Exception {
+        EmbeddedChannel channel = channel(connect);
+        byte[] hello = clientHello(sni);
+
+        // In two pieces: the check waits for the whole ClientHello.
+        channel.writeInbound(Unpooled.wrappedBuffer(hello, 0, 10));
+        assertNull(channel.readInbound());
+        channel.writeInbound(Unpooled.wrappedBuffer(hello, 10, hello.length - 10));
+        channel.writeInbound(Unpooled.copiedBuffer("after", StandardCharsets.US_ASCII));
+
+        byte[] expected = new byte[hello.length + 5];
+        System.arraycopy(hello, 0, expected, 0, hello.length);
+        System.arraycopy("after".getBytes(StandardCharsets.US_ASCII), 0, expected, hello.length, 5);
+        assertArrayEquals(expected, relayed(channel));
+        assertEquals(List.of(), refusals);
+        assertTrue(channel.isOpen());
+        assertNull(channel.pipeline().get(TunnelSniCheck.class), "the check leaves once it has decided");
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            value = {
+                "cdn.example.com:443, other.example.net, TLS server name does not match the CONNECT host cdn.example.com",
+                "cdn.example.com:443, cdn.example.com.evil.test, TLS server name does not match the CONNECT host"
+                        + " cdn.example.com",
+                "cdn.example.com:443, NONE, the ClientHello names no server",
+            },
+            nullValues = "NONE")
+    void aClientHelloNamingAnotherServerOrNoneClosesTheTunnel(String connect, String sni, String detail)
+            throws Exception {
+        EmbeddedChannel channel = channel(connect);
+
+        channel.writeInbound(Unpooled.wrappedBuffer(clientHello(sni)));
+
+        assertArrayEquals(new byte[0], relayed(channel), "a byte reached the relay");
+        assertFalse(channel.isOpen());
+        assertEquals(1, refusals.size(), refusals::toString);
+        assertTrue(refusals.get(0).startsWith(ProxyReasons.SNI_MISMATCH + ": " + detail), refusals::toString);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @Test
+    void noServerNameIsWhatAClientSendsForAnIpAddress() throws Exception {
+        EmbeddedChannel channel = channel("203.0.113.7:443");
+        byte[] hello = clientHello(null);
+
+        channel.writeInbound(Unpooled.wrappedBuffer(hello));
+
+        assertArrayEquals(hello, relayed(channel));
+        assertEquals(List.of(), refusals);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"cdn.example.com:443", "203.0.113.7:443"})
+    void bytesThatAreNoTlsAtAllCloseTheTunnel(String connect) throws Exception {
+        EmbeddedChannel channel = channel(connect);
+
+        channel.writeInbound(Unpooled.copiedBuffer("GET / HTTP/1.1\r\nHost: x\r\n\r\n", StandardCharsets.US_ASCII));
+
+        assertArrayEquals(new byte[0], relayed(channel));
+        assertFalse(channel.isOpen());
+        assertEquals(1, refusals.size(), refusals::toString);
+        assertTrue(refusals.get(0).contains("no TLS ClientHello"), refusals::toString);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @Test
+    void theHostIsComparedAsTheConnectNamedIt() {
+        Target target = new Target("cdn.example.com", dev.agentjail.policy.HostKind.DNS, 443);
+        assertTrue(TunnelSniCheck.matches("cdn.example.com.", target));
+        assertFalse(TunnelSniCheck.matches("cdn.example.co", target));
+        assertFalse(TunnelSniCheck.matches(null, target));
+    }
+}
