@@ -487,6 +487,15 @@ final class Session {
             if (surfaces != null) {
                 findings.addAll(reviewSurfaces(review, surfaces));
             }
+            StartupTrace.mark("jail exited");
+            // The proxy closes first: every connection the jail left open ends, and each exchange and tunnel writes its
+            // record, so the session-end record comes last and its counts are the log's.
+            try {
+                proxy.close();
+            } catch (IOException e) {
+                err.println("agentjail: cannot close the jail's proxy socket: " + e.getMessage());
+            }
+            dns.shutdownNow();
             try {
                 if (startRecorded) {
                     record(AuditRecord.builder()
@@ -501,13 +510,6 @@ final class Session {
             } catch (RuntimeException e) {
                 err.println("agentjail: cannot write the session-end record: " + e.getMessage());
             }
-            StartupTrace.mark("jail exited");
-            try {
-                proxy.close();
-            } catch (IOException e) {
-                err.println("agentjail: cannot close the jail's proxy socket: " + e.getMessage());
-            }
-            dns.shutdownNow();
             audit.close();
             if (cgroup != null) {
                 cgroup.remove();
