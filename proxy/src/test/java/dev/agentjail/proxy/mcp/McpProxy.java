@@ -116,6 +116,11 @@ final class McpProxy implements AutoCloseable {
 
     /** An SDK client for {@code <base>/mcp} through this proxy; {@code tls}: the client's trust (for https). */
     McpSyncClient client(String base, SSLContext tls) {
+        return client(base, tls, spec -> spec);
+    }
+
+    /** As above, with the client's specification (capabilities, handlers) completed by {@code spec}. */
+    McpSyncClient client(String base, SSLContext tls, java.util.function.UnaryOperator<McpClient.SyncSpec> spec) {
         HttpClient.Builder http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(WAIT)
@@ -127,7 +132,7 @@ final class McpProxy implements AutoCloseable {
                 .endpoint("/mcp")
                 .clientBuilder(http)
                 .build();
-        return McpClient.sync(transport).requestTimeout(WAIT).build();
+        return spec.apply(McpClient.sync(transport).requestTimeout(WAIT)).build();
     }
 
     /** An SDK client on the legacy HTTP+SSE transport ({@code GET /sse}) through this proxy. */
