@@ -544,7 +544,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!m.collectResponse(content)) {
-            m.responseTooLarge();
             endInFlight(ex, AuditRecord.ERROR, HttpResponseStatus.BAD_GATEWAY, m.responseReason(), m.responseProblem());
             return;
         }

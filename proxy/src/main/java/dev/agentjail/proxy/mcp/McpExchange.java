@@ -124,9 +124,9 @@ public final class McpExchange {
     private boolean expectsAnswer;
 
     private ResponseMode responseMode = ResponseMode.PASS;
-    private HttpResponse heldHead;
-    private byte[] response;
-    private int responseLength;
+    /** The JSON answer being collected to be filtered, or null. */
+    private JsonAnswer json;
+
     private SseFilter sse;
     private String streamReason;
     private String responseReason;
@@ -562,8 +562,7 @@ public final class McpExchange {
             }
             case McpResponseKind.FilterJson json -> {
                 responseMode = ResponseMode.JSON;
-                heldHead = head;
-                response = new byte[0];
+                this.json = new JsonAnswer(head, MAX_RESPONSE_BYTES);
             }
             case McpResponseKind.Refuse refuse -> {
                 responseMode = ResponseMode.REFUSE;
@@ -630,28 +629,16 @@ public final class McpExchange {
 
     /** The response head held back while a JSON response is collected. */
     public HttpResponse heldHead() {
-        return heldHead;
+        return json.head();
     }
 
     /** Collects one part of a JSON response (and releases it); false when it is too large to filter. */
     public boolean collectResponse(HttpContent content) {
-        try {
-            ByteBuf data = content.content();
-            int n = data.readableBytes();
-            if ((long) responseLength + n > MAX_RESPONSE_BYTES) {
-                return false;
-            }
-            if (responseLength + n > response.length) {
-                response = Arrays.copyOf(
-                        response,
-                        Math.max(responseLength + n, Math.min(MAX_RESPONSE_BYTES, response.length * 2 + 1024)));
-            }
-            data.getBytes(data.readerIndex(), response, responseLength, n);
-            responseLength += n;
+        if (json.collect(content)) {
             return true;
-        } finally {
-            content.release();
         }
+        responseProblem = "the MCP server's JSON response is larger than " + MAX_RESPONSE_BYTES + " bytes";
+        return false;
     }
 
     /**
@@ -660,44 +647,12 @@ public final class McpExchange {
      */
     public byte[] filteredResponse() {
         try {
-            if (blank(response, responseLength)) {
-                // No message in it (a legacy message endpoint's empty 200, an answer to a notification).
-                return new byte[0];
-            }
-            Json value = JsonReader.parse(response, 0, responseLength);
-            Json out;
-            if (value instanceof Json.Arr batch) {
-                List<Json> kept = new ArrayList<>();
-                for (Json item : batch.items()) {
-                    Json.Obj rewritten = rewrite(RpcMessage.of(item));
-                    if (rewritten != null) {
-                        kept.add(rewritten);
-                    }
-                }
-                out = kept.isEmpty() ? null : new Json.Arr(kept);
-                out = out != null && kept.equals(batch.items()) ? value : out;
-            } else {
-                out = rewrite(RpcMessage.of(value));
-            }
-            if (out == null) {
-                responseReason = McpErrors.REASON_RESPONSE_REFUSED;
-                responseProblem = "the MCP server's response holds only server requests the policy drops";
-                return null;
-            }
-            return out == value
-                    ? Arrays.copyOf(response, responseLength)
-                    : out.text().getBytes(StandardCharsets.UTF_8);
-        } catch (JsonException | RpcMessage.InvalidMessage e) {
-            responseProblem = "the MCP server's response is not strict JSON-RPC: " + e.getMessage();
+            return json.filtered(this::rewrite);
+        } catch (JsonAnswer.Unfilterable e) {
+            responseReason = e.reason();
+            responseProblem = e.getMessage();
             return null;
-        } finally {
-            response = null;
         }
-    }
-
-    /** Why a collected JSON response is refused: too large to filter. */
-    public void responseTooLarge() {
-        responseProblem = "the MCP server's JSON response is larger than " + MAX_RESPONSE_BYTES + " bytes";
     }
 
     /**
@@ -889,19 +844,5 @@ public final class McpExchange {
         return b.isEmpty()
                 ? a
                 : java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
-    }
-
-    private static boolean blank(byte[] bytes, int length) {
-        for (int i = 0; i < length; i++) {
-            if (!isJsonSpace(bytes[i])) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Whether {@code b} is JSON whitespace. */
-    private static boolean isJsonSpace(byte b) {
-        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
     }
 }
