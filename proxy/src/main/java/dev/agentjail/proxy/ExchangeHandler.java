@@ -275,6 +275,11 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             // Already redacted and inspected while it was collected.
             HttpContent body = ex.mcp.takeBody();
             if (body != null) {
+                if (ex.outbound.collects()) {
+                    // A compressed body, decoded, redacted and looked at for MCP whole: its head (with the length of
+                    // what is sent) goes now.
+                    upstream.sendHead(ex);
+                }
                 // Counted as it arrived (collectMcp), like every other body part: the redactor may still hold
                 // back the last few bytes of what was collected.
                 upstream.write(body, body instanceof LastHttpContent);

@@ -179,6 +179,21 @@ class McpResponseWireTest {
         assertRefusedElsewhere(gzip(body), "Content-Type: application/json", "Content-Encoding: gzip");
     }
 
+    @org.junit.jupiter.api.Test
+    void aCompressedBodyThatIsNotMcpGoesOnWhole() throws Exception {
+        answer = utf8(McpProxy.RESULT);
+        byte[] body = gzip(utf8("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_call\"}"));
+
+        RawResponse r = send(post(
+                "other.test:" + upstream.port(), body, "Content-Type: application/json", "Content-Encoding: gzip"));
+
+        assertEquals(200, r.status(), r.body());
+        assertEquals(1, upstream.requests().size());
+        assertEquals(
+                new String(body, StandardCharsets.ISO_8859_1),
+                upstream.requests().getFirst().body());
+    }
+
     private void assertRefusedElsewhere(byte[] body, String... headers) throws Exception {
         RawResponse r = send(post("other.test:" + upstream.port(), body, headers));
 
