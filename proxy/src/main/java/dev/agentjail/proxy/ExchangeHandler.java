@@ -275,6 +275,11 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             // Already redacted and inspected while it was collected.
             HttpContent body = ex.mcp.takeBody();
             if (body != null) {
+                if (ex.outbound.collects()) {
+                    // A compressed body, decoded, redacted and looked at for MCP whole: its head (with the length of
+                    // what is sent) goes now.
+                    upstream.sendHead(ex);
+                }
                 // Counted as it arrived (collectMcp), like every other body part: the redactor may still hold
                 // back the last few bytes of what was collected.
                 upstream.write(body, body instanceof LastHttpContent);
@@ -434,6 +439,16 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         Exchange ex = current;
         if (ex.mcp != null) {
             McpExchange.ResponseMode mode = ex.mcp.onResponseHead(response);
+            if (mode == McpExchange.ResponseMode.REFUSE) {
+                // Nothing of it reaches the client: the upstream connection is cut, the client gets a 502.
+                endInFlight(
+                        ex,
+                        AuditRecord.DENY,
+                        HttpResponseStatus.BAD_GATEWAY,
+                        ex.mcp.responseReason(),
+                        ex.mcp.responseProblem());
+                return;
+            }
             if (mode == McpExchange.ResponseMode.JSON) {
                 // Held back until the body is filtered: its length changes.
                 return;
@@ -517,14 +532,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (m.responseMode() == McpExchange.ResponseMode.SSE) {
             ByteBuf out = m.filterSse(content.content(), last, ctx.alloc());
             content.release();
-            for (McpExchange.StreamMessage message : m.takeStreamMessages()) {
-                recordQuietly(recordOf(ex)
-                        .kind(AuditRecord.KIND_MCP_MESSAGE)
-                        .decision(message.decision())
-                        .reason(message.reason())
-                        .mcp(message.details())
-                        .build());
-            }
+            recordStreamMessages(ex);
             if (out != null) {
                 ex.bytesIn += out.readableBytes();
             }
@@ -541,25 +549,18 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!m.collectResponse(content)) {
-            endInFlight(
-                    ex,
-                    AuditRecord.ERROR,
-                    HttpResponseStatus.BAD_GATEWAY,
-                    McpErrors.REASON_UNINSPECTABLE,
-                    "the MCP server's list response is larger than " + McpExchange.MAX_RESPONSE_BYTES + " bytes");
+            endInFlight(ex, AuditRecord.ERROR, HttpResponseStatus.BAD_GATEWAY, m.responseReason(), m.responseProblem());
             return;
         }
         if (!last) {
             return;
         }
         byte[] body = m.filteredResponse();
+        recordStreamMessages(ex);
         if (body == null) {
-            endInFlight(
-                    ex,
-                    AuditRecord.ERROR,
-                    HttpResponseStatus.BAD_GATEWAY,
-                    McpErrors.REASON_UNINSPECTABLE,
-                    "the MCP server's list response is not a strict JSON-RPC response");
+            String decision =
+                    McpErrors.REASON_UNINSPECTABLE.equals(m.responseReason()) ? AuditRecord.ERROR : AuditRecord.DENY;
+            endInFlight(ex, decision, HttpResponseStatus.BAD_GATEWAY, m.responseReason(), m.responseProblem());
             return;
         }
         ex.bytesIn += body.length;
@@ -568,6 +569,18 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
         writeResponseHead(ex, head, false);
         completeExchange(ex, new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
+    }
+
+    /** Records the MCP messages of a response that have records of their own (dropped, or filtered on a stream). */
+    private void recordStreamMessages(Exchange ex) {
+        for (McpExchange.StreamMessage message : ex.mcp.takeStreamMessages()) {
+            recordQuietly(recordOf(ex)
+                    .kind(AuditRecord.KIND_MCP_MESSAGE)
+                    .decision(message.decision())
+                    .reason(message.reason())
+                    .mcp(message.details())
+                    .build());
+        }
     }
 
     void onUpstreamReadComplete() {

@@ -135,6 +135,9 @@ final class RequestIntake {
                         ex.mcp.refusalDetail(),
                         true);
             }
+            if (ex.mcp != null) {
+                ex.mcp.shapeOutbound(outbound.headers());
+            }
         }
         return new Admitted(ex);
     }

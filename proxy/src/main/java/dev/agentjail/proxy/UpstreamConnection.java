@@ -242,7 +242,12 @@ final class UpstreamConnection {
                 }
                 owner.onResponseHead(response, headRequest);
                 if (msg instanceof HttpContent content) {
-                    owner.onResponseContent(content);
+                    if (inExchange) {
+                        owner.onResponseContent(content);
+                    } else {
+                        // The owner refused the response on its head and closed this connection.
+                        content.release();
+                    }
                 }
                 return;
             }

@@ -53,6 +53,13 @@ public final class McpErrors {
     public static final String REASON_ENDPOINT_REFUSED = "mcp-endpoint-refused";
     /** A server-to-client request (sampling, elicitation) the policy does not allow was dropped from a stream. */
     public static final String REASON_SERVER_REQUEST_DROPPED = "mcp-server-request-dropped";
+    /**
+     * A response from an approved server that a client could act on but the proxy cannot filter as the client would
+     * read it (a redirect, a type no client reads as JSON or an event stream, types the clients disagree on, several
+     * {@code Content-Type} headers, a compressed body, a charset other than UTF-8), or one that holds only server
+     * requests the policy drops: answered with 502.
+     */
+    public static final String REASON_RESPONSE_REFUSED = "mcp-response-refused";
 
     private McpErrors() {}
 

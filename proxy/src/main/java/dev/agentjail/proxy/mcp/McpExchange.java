@@ -49,7 +49,7 @@ public final class McpExchange {
     public static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
     /** How much of a POST body to another destination is held to look for MCP before it streams on. */
-    public static final int SNIFF_BYTES = 64 * 1024;
+    public static final int SNIFF_BYTES = McpDetection.SNIFF_BYTES;
 
     /** Largest JSON response (to a list request) the proxy collects to filter. */
     public static final int MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
@@ -62,8 +62,6 @@ public final class McpExchange {
 
     static final String SESSION_HEADER = "Mcp-Session-Id";
     static final String LAST_EVENT_ID = "Last-Event-ID";
-
-    private static final byte[] JSONRPC_KEY = "\"jsonrpc\"".getBytes(StandardCharsets.US_ASCII);
 
     /** What the collected request body leads to. */
     public enum Step {
@@ -89,7 +87,9 @@ public final class McpExchange {
         /** Collected whole, filtered, sent with a new length. */
         JSON,
         /** Event by event, filtered. */
-        SSE
+        SSE,
+        /** Refused with 502 ({@link #responseRefusal()}): a client could act on it, and it cannot be filtered. */
+        REFUSE
     }
 
     private final McpGate gate;
@@ -102,6 +102,8 @@ public final class McpExchange {
     private final boolean collecting;
     /** The legacy session this request is a message of (a POST to its message endpoint), or null. */
     private final LegacySession legacy;
+    /** How a body to a place that is not an approved endpoint is read to find MCP in it; null for approved ones. */
+    private final McpDetection detection;
 
     private byte[] body = new byte[0];
     private int bodyLength;
@@ -122,11 +124,13 @@ public final class McpExchange {
     private boolean expectsAnswer;
 
     private ResponseMode responseMode = ResponseMode.PASS;
-    private HttpResponse heldHead;
-    private byte[] response;
-    private int responseLength;
+    /** The JSON answer being collected to be filtered, or null. */
+    private JsonAnswer json;
+
     private SseFilter sse;
     private String streamReason;
+    private String responseReason;
+    private String responseProblem;
     private int hidden;
     private List<String> changed = List.of();
     private List<String> flagged = List.of();
@@ -157,6 +161,16 @@ public final class McpExchange {
         this.get = request.method().equals(HttpMethod.GET);
         this.delete = request.method().equals(HttpMethod.DELETE);
         this.collecting = collecting;
+        this.detection = server == null
+                ? new McpDetection(
+                        joined(request, HttpHeaderNames.CONTENT_ENCODING),
+                        joined(request, HttpHeaderNames.CONTENT_TYPE))
+                : null;
+    }
+
+    private static String joined(HttpRequest request, CharSequence name) {
+        List<String> values = request.headers().getAll(name);
+        return values.isEmpty() ? null : String.join(", ", values);
     }
 
     /**
@@ -175,7 +189,8 @@ public final class McpExchange {
         if (server != null) {
             return new McpExchange(gate, server, legacy, scheme, target, originForm, request, post);
         }
-        if (post && hasBody(request) && !encoded(request)) {
+        if (post && hasBody(request)) {
+            // Compressed bodies too: the redaction step decodes them, so detection reads them decoded.
             return new McpExchange(gate, null, null, scheme, target, originForm, request, true);
         }
         return null;
@@ -402,35 +417,13 @@ public final class McpExchange {
         }
     }
 
-    /** Another destination: is this MCP? Decided on the whole body if it is small, else on its start. */
+    /** Another destination: is this MCP, in any way its receiver could read the body? */
     private Step sniffStep(boolean last) {
-        int first = 0;
-        while (first < bodyLength && isJsonSpace(body[first])) {
-            first++;
-        }
-        if (first < bodyLength && body[first] != '{' && body[first] != '[') {
-            return forwardUninspected();
-        }
-        if (last) {
-            decided = true;
-            try {
-                Json value = JsonReader.parse(body, 0, bodyLength);
-                return carriesMcp(value) ? refuseUnapproved(value) : forwardUninspected();
-            } catch (JsonException e) {
-                return contains(body, bodyLength, JSONRPC_KEY) ? refuseUnapproved(null) : forwardUninspected();
-            }
-        }
-        if (bodyLength < SNIFF_BYTES) {
-            return Step.MORE;
-        }
-        decided = true;
-        Json.Obj start = JsonReader.prefixMembers(body, bodyLength);
-        if (start == null) {
-            return contains(body, bodyLength, JSONRPC_KEY) ? refuseUnapproved(null) : forwardUninspected();
-        }
-        return start.get("jsonrpc") != null || McpGate.isMcpMethod(start.string("method"))
-                ? refuseUnapproved(start)
-                : forwardUninspected();
+        return switch (detection.decide(body, bodyLength, last)) {
+            case McpDetection.Verdict.More more -> Step.MORE;
+            case McpDetection.Verdict.NotMcp not -> forwardUninspected();
+            case McpDetection.Verdict.Mcp mcp -> refuseUnapproved(mcp.message(), mcp.reading());
+        };
     }
 
     private Step forwardUninspected() {
@@ -438,17 +431,7 @@ public final class McpExchange {
         return Step.FORWARD;
     }
 
-    private static boolean carriesMcp(Json value) {
-        if (value instanceof Json.Obj o) {
-            return McpGate.isMcpMethod(o.string("method"));
-        }
-        if (value instanceof Json.Arr a) {
-            return a.items().stream().anyMatch(McpExchange::carriesMcp);
-        }
-        return false;
-    }
-
-    private Step refuseUnapproved(Json value) {
+    private Step refuseUnapproved(Json value, String reading) {
         mcpSeen = true;
         if (value instanceof Json.Obj o) {
             method = o.string("method");
@@ -460,7 +443,8 @@ public final class McpExchange {
                 McpVerdict.refuse(
                         McpErrors.SERVER_NOT_APPROVED,
                         McpErrors.REASON_SERVER_NOT_APPROVED,
-                        "MCP to " + target.authority() + " is not approved: no mcp.servers entry has this url",
+                        "MCP to " + target.authority() + " is not approved: no mcp.servers entry has this url"
+                                + (reading.equals("UTF-8") ? "" : " (body read as " + reading + ")"),
                         "mcp.servers"));
     }
 
@@ -568,22 +552,58 @@ public final class McpExchange {
             return ResponseMode.PASS;
         }
         bindSession(head);
-        String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
-        String mime = type == null ? "" : type.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
-        if (mime.equals("text/event-stream")) {
-            responseMode = ResponseMode.SSE;
-            // Only a GET stream is a legacy session stream that may announce a message endpoint.
-            sse = new SseFilter(this::rewrite, get ? this::endpoint : null);
-            head.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
-            HttpUtil.setTransferEncodingChunked(head, true);
-        } else if (mime.equals("application/json")
-                && ListFilter.filters(method)
-                && head.status().code() == 200) {
-            responseMode = ResponseMode.JSON;
-            heldHead = head;
-            response = new byte[0];
+        switch (McpResponseKind.of(asked(), head.status().code(), head.headers())) {
+            case McpResponseKind.FilterSse sse -> {
+                responseMode = ResponseMode.SSE;
+                // Only a GET stream is a legacy session stream that may announce a message endpoint.
+                this.sse = new SseFilter(this::rewrite, get ? this::endpoint : null);
+                head.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
+                HttpUtil.setTransferEncodingChunked(head, true);
+            }
+            case McpResponseKind.FilterJson json -> {
+                responseMode = ResponseMode.JSON;
+                this.json = new JsonAnswer(head, MAX_RESPONSE_BYTES);
+            }
+            case McpResponseKind.Refuse refuse -> {
+                responseMode = ResponseMode.REFUSE;
+                responseReason = McpErrors.REASON_RESPONSE_REFUSED;
+                responseProblem = refuse.detail();
+            }
+            case McpResponseKind.Pass pass -> responseMode = ResponseMode.PASS;
         }
         return responseMode;
+    }
+
+    /** What this request asked of the server, which decides what an MCP client reads from the answer. */
+    private McpResponseKind.Asked asked() {
+        if (get) {
+            return McpResponseKind.Asked.STREAM;
+        }
+        if (!collecting) {
+            return McpResponseKind.Asked.NOTHING;
+        }
+        // Legacy clients read every answer from the stream and ignore the body of the answer to their POST.
+        return legacy == null && expectsAnswer ? McpResponseKind.Asked.ANSWER : McpResponseKind.Asked.NO_ANSWER;
+    }
+
+    /**
+     * Shapes the headers of a request that goes to an approved server: it is asked for an uncompressed answer, which
+     * the proxy can filter (a compressed one is refused).
+     */
+    public void shapeOutbound(io.netty.handler.codec.http.HttpHeaders outbound) {
+        if (server != null) {
+            outbound.set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
+        }
+    }
+
+    /** Why the response was refused or could not be filtered (for the 502 and the record). */
+    public String responseProblem() {
+        return responseProblem;
+    }
+
+    /** The reason code recorded with {@link #responseProblem()}. */
+    public String responseReason() {
+        return responseReason == null ? McpErrors.REASON_UNINSPECTABLE : responseReason;
     }
 
     /**
@@ -609,48 +629,29 @@ public final class McpExchange {
 
     /** The response head held back while a JSON response is collected. */
     public HttpResponse heldHead() {
-        return heldHead;
+        return json.head();
     }
 
     /** Collects one part of a JSON response (and releases it); false when it is too large to filter. */
     public boolean collectResponse(HttpContent content) {
-        try {
-            ByteBuf data = content.content();
-            int n = data.readableBytes();
-            if ((long) responseLength + n > MAX_RESPONSE_BYTES) {
-                return false;
-            }
-            if (responseLength + n > response.length) {
-                response = Arrays.copyOf(
-                        response,
-                        Math.max(responseLength + n, Math.min(MAX_RESPONSE_BYTES, response.length * 2 + 1024)));
-            }
-            data.getBytes(data.readerIndex(), response, responseLength, n);
-            responseLength += n;
+        if (json.collect(content)) {
             return true;
-        } finally {
-            content.release();
         }
+        responseProblem = "the MCP server's JSON response is larger than " + MAX_RESPONSE_BYTES + " bytes";
+        return false;
     }
 
-    /** The collected JSON response, filtered; null when it is not the JSON-RPC response it should be. */
+    /**
+     * The collected JSON response, filtered: one message or a batch, each message as on an event stream; null when it
+     * is not JSON-RPC, or nothing is left ({@link #responseProblem()} says why).
+     */
     public byte[] filteredResponse() {
-        if (legacy != null && blank(response, responseLength)) {
-            // A legacy message endpoint may accept a POST with an empty 200: the answer comes on the stream.
-            response = null;
-            return new byte[0];
-        }
         try {
-            RpcMessage message = RpcMessage.of(JsonReader.parse(response, 0, responseLength));
-            Json.Obj out = rewrite(message);
-            if (out == message.raw()) {
-                return Arrays.copyOf(response, responseLength);
-            }
-            return out == null ? null : out.text().getBytes(StandardCharsets.UTF_8);
-        } catch (JsonException | RpcMessage.InvalidMessage e) {
+            return json.filtered(this::rewrite);
+        } catch (JsonAnswer.Unfilterable e) {
+            responseReason = e.reason();
+            responseProblem = e.getMessage();
             return null;
-        } finally {
-            response = null;
         }
     }
 
@@ -788,10 +789,12 @@ public final class McpExchange {
             if (get) {
                 return rewriteOnStream(message);
             }
-            if (id != null && id.equals(message.id()) && ListFilter.filters(method)) {
-                return filterList(method, message).message();
-            }
-            return message.raw();
+            // Whatever its id, a result shaped like a list is filtered as one: the client may have a list request
+            // of that id pending on another POST.
+            String list = id != null && id.equals(message.id()) && ListFilter.filters(method)
+                    ? method
+                    : ListFilter.listMethodOf(message.raw());
+            return list == null ? message.raw() : filterList(list, message).message();
         }
         String m = message.method();
         if (("sampling/createMessage".equals(m) && !server.sampling())
@@ -841,32 +844,5 @@ public final class McpExchange {
         return b.isEmpty()
                 ? a
                 : java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
-    }
-
-    private static boolean blank(byte[] bytes, int length) {
-        for (int i = 0; i < length; i++) {
-            if (!isJsonSpace(bytes[i])) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Whether {@code b} is JSON whitespace. */
-    private static boolean isJsonSpace(byte b) {
-        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
-    }
-
-    private static boolean contains(byte[] hay, int length, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return true;
-        }
-        return false;
     }
 }

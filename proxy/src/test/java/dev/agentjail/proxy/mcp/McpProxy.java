@@ -45,6 +45,29 @@ final class McpProxy implements AutoCloseable {
                   tools: {allow: ["search*", read_doc], deny: ["delete_*"]}
             """;
 
+    /** A JSON-RPC result, as an MCP server answers a request (its id does not matter to the proxy). */
+    static final String RESULT_BODY = "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}";
+
+    /** {@link #RESULT_BODY} as a 200 {@code application/json} answer. */
+    static final String RESULT = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+            + RESULT_BODY.length() + "\r\n\r\n" + RESULT_BODY;
+
+    /** An event stream with one comment and nothing else, as a server's GET stream may start. */
+    static final String EMPTY_STREAM =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 6\r\n\r\n: ok\n\n";
+
+    /**
+     * What a well-behaved MCP server answers {@code r} with: a POST gets {@link #RESULT}, a GET {@link #EMPTY_STREAM},
+     * anything else an empty 200. Clients read no MCP message from a body of another type, so the proxy refuses one.
+     */
+    static String answer(RecordingUpstream.RecordedRequest r) {
+        String line = r.requestLine();
+        if (line.startsWith("POST ")) {
+            return RESULT;
+        }
+        return line.startsWith("GET ") ? EMPTY_STREAM : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    }
+
     final MemoryAuditSink audit = new MemoryAuditSink();
     final ProxyServer server;
     final InetSocketAddress address;
@@ -93,6 +116,11 @@ final class McpProxy implements AutoCloseable {
 
     /** An SDK client for {@code <base>/mcp} through this proxy; {@code tls}: the client's trust (for https). */
     McpSyncClient client(String base, SSLContext tls) {
+        return client(base, tls, spec -> spec);
+    }
+
+    /** As above, with the client's specification (capabilities, handlers) completed by {@code spec}. */
+    McpSyncClient client(String base, SSLContext tls, java.util.function.UnaryOperator<McpClient.SyncSpec> spec) {
         HttpClient.Builder http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(WAIT)
@@ -104,7 +132,7 @@ final class McpProxy implements AutoCloseable {
                 .endpoint("/mcp")
                 .clientBuilder(http)
                 .build();
-        return McpClient.sync(transport).requestTimeout(WAIT).build();
+        return spec.apply(McpClient.sync(transport).requestTimeout(WAIT)).build();
     }
 
     /** An SDK client on the legacy HTTP+SSE transport ({@code GET /sse}) through this proxy. */

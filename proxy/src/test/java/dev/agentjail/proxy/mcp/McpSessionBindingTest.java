@@ -73,7 +73,7 @@ class McpSessionBindingTest {
                         + issued.incrementAndGet() + "-a7c41e0b93d2\r\nContent-Length: " + body.length() + "\r\n\r\n"
                         + body;
             }
-            return RecordingUpstream.OK;
+            return McpProxy.answer(r);
         });
         proxy = new McpProxy(POLICY.formatted(upstream.port()), Map.of());
     }

@@ -46,7 +46,7 @@ class McpWireTest {
     private McpProxy proxy;
 
     /** What the recording upstream answers; a test may set its own before sending. */
-    private volatile String answer = RecordingUpstream.OK;
+    private volatile String answer = McpProxy.RESULT;
 
     @BeforeEach
     void start() throws Exception {
@@ -289,7 +289,7 @@ class McpWireTest {
                 200,
                 send(post(approved(), utf8("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}")))
                         .status());
-        answer = RecordingUpstream.OK;
+        answer = McpProxy.RESULT;
 
         RawResponse r = send(post(
                 approved(),
@@ -402,7 +402,7 @@ class McpWireTest {
                     List.of(200, 200),
                     responses.stream().map(RawResponse::status).toList());
             assertEquals(McpErrors.REASON_TOOL_NOT_APPROVED, responses.get(0).header(ProxyReasons.HEADER));
-            assertEquals(RecordingUpstream.OK_BODY, responses.get(1).body());
+            assertEquals(McpProxy.RESULT_BODY, responses.get(1).body());
         }
         assertEquals(1, upstream.requests().size());
     }

@@ -1,0 +1,131 @@
+package dev.agentjail.proxy.mcp;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Reads JSON bytes in the encoding a JSON parser would pick for them, as UTF-8: a byte order mark decides (UTF-8,
+ * UTF-16 BE/LE, UTF-32 BE/LE), else the pattern of zero bytes in the first four (RFC 4627 section 3, what Python's
+ * {@code json.loads} and Jackson do: JSON text starts with two ASCII characters). Used by MCP detection, so that a
+ * body a receiver's parser reads as a {@code tools/call} is seen as one here too.
+ */
+final class JsonCharset {
+    /** The encoding of a JSON text and the length of its byte order mark (0 when it has none). */
+    record Detected(Charset charset, int bomLength) {}
+
+    private static final Charset UTF_32BE = Charset.forName("UTF-32BE");
+    private static final Charset UTF_32LE = Charset.forName("UTF-32LE");
+
+    private JsonCharset() {}
+
+    /** The encoding of {@code in[0, length)} as a JSON parser detects it. */
+    static Detected detect(byte[] in, int length) {
+        int b0 = length > 0 ? in[0] & 0xff : -1;
+        int b1 = length > 1 ? in[1] & 0xff : -1;
+        int b2 = length > 2 ? in[2] & 0xff : -1;
+        int b3 = length > 3 ? in[3] & 0xff : -1;
+        if (b0 == 0xef && b1 == 0xbb && b2 == 0xbf) {
+            return new Detected(StandardCharsets.UTF_8, 3);
+        }
+        if (b0 == 0 && b1 == 0 && b2 == 0xfe && b3 == 0xff) {
+            return new Detected(UTF_32BE, 4);
+        }
+        if (b0 == 0xff && b1 == 0xfe && b2 == 0 && b3 == 0) {
+            return new Detected(UTF_32LE, 4);
+        }
+        if (b0 == 0xfe && b1 == 0xff) {
+            return new Detected(StandardCharsets.UTF_16BE, 2);
+        }
+        if (b0 == 0xff && b1 == 0xfe) {
+            return new Detected(StandardCharsets.UTF_16LE, 2);
+        }
+        if (length >= 4) {
+            if (b0 == 0 && b1 == 0 && b2 == 0) {
+                return new Detected(UTF_32BE, 0);
+            }
+            if (b1 == 0 && b2 == 0 && b3 == 0) {
+                return new Detected(UTF_32LE, 0);
+            }
+        }
+        if (length >= 2) {
+            if (b0 == 0 && b1 != 0) {
+                return new Detected(StandardCharsets.UTF_16BE, 0);
+            }
+            if (b0 != 0 && b1 == 0) {
+                return new Detected(StandardCharsets.UTF_16LE, 0);
+            }
+        }
+        return new Detected(StandardCharsets.UTF_8, 0);
+    }
+
+    /**
+     * {@code in[0, length)} without its byte order mark, read as {@code charset} and written as UTF-8. A body cut short
+     * (a prefix) loses its last incomplete character; what cannot be decoded becomes U+FFFD, so that a lenient
+     * receiver's reading is a reading of these bytes too. The result is {@code in} itself when nothing changes.
+     */
+    static byte[] toUtf8(byte[] in, int length, Detected detected) {
+        return toUtf8(in, detected.bomLength(), length - detected.bomLength(), detected.charset());
+    }
+
+    /** As above for {@code in[offset, offset + length)} in {@code charset} (a declared one: no BOM is removed). */
+    static byte[] toUtf8(byte[] in, int offset, int length, Charset charset) {
+        if (charset.equals(StandardCharsets.UTF_8) && offset == 0 && length == in.length) {
+            return in;
+        }
+        if (charset.equals(StandardCharsets.UTF_8)) {
+            return java.util.Arrays.copyOfRange(in, offset, offset + length);
+        }
+        CharsetDecoder decoder = charset.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE);
+        CharBuffer chars = CharBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 8, (long) length + 16));
+        ByteBuffer bytes = ByteBuffer.wrap(in, offset, length);
+        // Not flushed with endOfInput: an incomplete last character of a prefix is left out, not replaced.
+        decoder.decode(bytes, chars, false);
+        chars.flip();
+        try {
+            ByteBuffer out = StandardCharsets.UTF_8
+                    .newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPLACE)
+                    .onUnmappableCharacter(CodingErrorAction.REPLACE)
+                    .encode(chars);
+            byte[] utf8 = new byte[out.remaining()];
+            out.get(utf8);
+            return utf8;
+        } catch (CharacterCodingException impossible) {
+            throw new IllegalStateException(impossible);
+        }
+    }
+
+    /**
+     * The {@code charset} parameter of a {@code Content-Type} value as a charset Java knows, or null (absent, unknown,
+     * or malformed).
+     */
+    static Charset declared(String contentType) {
+        if (contentType == null) {
+            return null;
+        }
+        String[] parts = contentType.split(";");
+        for (int i = 1; i < parts.length; i++) {
+            String p = parts[i].strip();
+            int eq = p.indexOf('=');
+            if (eq > 0 && p.substring(0, eq).strip().equalsIgnoreCase("charset")) {
+                String value = p.substring(eq + 1).strip();
+                if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
+                    value = value.substring(1, value.length() - 1);
+                }
+                try {
+                    return Charset.forName(value);
+                } catch (IllegalArgumentException unknown) {
+                    return null;
+                }
+            }
+        }
+        return null;
+    }
+}
