@@ -42,10 +42,27 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        machineId();
         if (args.length > 0 && args[0].equals("run")) {
             Prewarm.start();
         }
         System.exit(execute(args));
+    }
+
+    /**
+     * Netty tells its channels apart by a machine id it derives from a hardware address, and warns on every run where
+     * there is none (only {@code lo}, as in a network namespace). The id only has to be unique to this process's
+     * channels: a random one, unless the user set one.
+     */
+    static void machineId() {
+        if (System.getProperty("io.netty.machineId") == null) {
+            byte[] id = java.nio.ByteBuffer.allocate(8)
+                    .putLong(java.util.concurrent.ThreadLocalRandom.current().nextLong())
+                    .array();
+            id[0] |= 0x02; // A locally administered address, as no hardware has.
+            System.setProperty(
+                    "io.netty.machineId", java.util.HexFormat.ofDelimiter(":").formatHex(id));
+        }
     }
 
     /** Runs the CLI and returns its exit code; used by tests too. */
