@@ -463,6 +463,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             // An early response leaves the rest of the request body unframed: this connection ends with it.
             ex.closeAfter = true;
         }
+        ex.closeAfter = Http10Framing.adapt(ex.request, response, ex.closeAfter);
         if (ex.closeAfter) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
@@ -680,7 +681,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         ex.releaseHeld();
         boolean closeNow = close || !ex.clientKeepAlive;
         encoder.answeringHead(ex.request.method().equals(io.netty.handler.codec.http.HttpMethod.HEAD));
-        var write = ctx.writeAndFlush(answer.apply(closeNow));
+        FullHttpResponse refusal = answer.apply(closeNow);
+        Http10Framing.adapt(ex.request, refusal, closeNow);
+        var write = ctx.writeAndFlush(refusal);
         if (closeNow) {
             closing = true;
             current = null;
