@@ -219,8 +219,10 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         AuditRecord.DENY,
                         HttpResponseStatus.FORBIDDEN,
                         r.reason(),
-                        RequestIntake.describe(ex) + " refused: " + ex.target.host()
-                                + " resolves to a non-public address",
+                        RequestIntake.describe(ex) + " refused: "
+                                + (r.detail() != null
+                                        ? r.detail()
+                                        : ex.target.host() + " resolves to a non-public address"),
                         true);
             }
             case DialOutcome.Failed fail -> {
