@@ -11,12 +11,12 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.RedactionCount;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.redact.ContentCodings;
+import dev.agentjail.proxy.testing.Compressed;
 import dev.agentjail.proxy.testing.NettyLeakGuard;
 import dev.agentjail.proxy.testing.ProxyFixture;
 import dev.agentjail.proxy.testing.RawClient;
 import dev.agentjail.proxy.testing.RawResponse;
 import dev.agentjail.proxy.testing.RecordingUpstream;
-import java.io.ByteArrayOutputStream;
 import java.net.ProxySelector;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -135,6 +135,16 @@ class ProxyInspectionTest {
         assertEquals("plain", got.body());
     }
 
+    @Test
+    void anEmptyBodyWithAContentEncodingHasNothingToDecodeAndGoesOutEmpty() throws Exception {
+        String up = start("");
+        RawResponse response = post(up, "gzip", new byte[0]);
+
+        assertEquals(200, response.status());
+        RecordingUpstream.RecordedRequest got = onlyRequest();
+        assertEquals("", got.body());
+    }
+
     static Stream<Arguments> undecodable() {
         byte[] gz = gzipWithName("{\"q\":1}".getBytes(StandardCharsets.UTF_8));
         byte[] secret = ("\n" + PAT).getBytes(StandardCharsets.US_ASCII);
@@ -143,9 +153,15 @@ class ProxyInspectionTest {
         badCrc[gz.length - 6] ^= 1;
         return Stream.of(
                 Arguments.of(
-                        "plain secret after the member", "gzip", concat(gz, secret), "content-encoding-trailing-data"),
+                        "plain secret after the member",
+                        "gzip",
+                        Compressed.concat(gz, secret),
+                        "content-encoding-trailing-data"),
                 Arguments.of(
-                        "a second member", "gzip", concat(gz, gzipWithName(secret)), "content-encoding-trailing-data"),
+                        "a second member",
+                        "gzip",
+                        Compressed.concat(gz, gzipWithName(secret)),
+                        "content-encoding-trailing-data"),
                 Arguments.of("truncated", "gzip", truncated, "malformed-content-encoding"),
                 Arguments.of("bad CRC", "gzip", badCrc, "malformed-content-encoding"));
     }
@@ -213,28 +229,6 @@ class ProxyInspectionTest {
     }
 
     private static byte[] gzipWithName(byte[] plain) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(new byte[] {0x1f, (byte) 0x8b, 8, 0x08, 0, 0, 0, 0, 0, (byte) 0xff, 'n', '.', 'j', 0});
-        java.util.zip.Deflater deflater = new java.util.zip.Deflater(6, true);
-        try (var stream = new java.util.zip.DeflaterOutputStream(out, deflater)) {
-            stream.write(plain);
-        } catch (java.io.IOException impossible) {
-            throw new IllegalStateException(impossible);
-        } finally {
-            deflater.end();
-        }
-        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        crc.update(plain);
-        long v = crc.getValue();
-        out.writeBytes(new byte[] {(byte) v, (byte) (v >>> 8), (byte) (v >>> 16), (byte) (v >>> 24)});
-        int n = plain.length;
-        out.writeBytes(new byte[] {(byte) n, (byte) (n >>> 8), (byte) (n >>> 16), (byte) (n >>> 24)});
-        return out.toByteArray();
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
+        return Compressed.gzip(plain, Compressed.FNAME);
     }
 }

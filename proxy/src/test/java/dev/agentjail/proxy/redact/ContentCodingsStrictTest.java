@@ -1,17 +1,20 @@
 package dev.agentjail.proxy.redact;
 
+import static dev.agentjail.proxy.testing.Compressed.concat;
+import static dev.agentjail.proxy.testing.Compressed.flip;
+import static dev.agentjail.proxy.testing.Compressed.gzip;
+import static dev.agentjail.proxy.testing.Compressed.raw;
+import static dev.agentjail.proxy.testing.Compressed.zlib;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.agentjail.proxy.redact.ContentCodingException.Reason;
-import java.io.ByteArrayOutputStream;
+import dev.agentjail.proxy.testing.Compressed;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.stream.Stream;
-import java.util.zip.CRC32;
 import java.util.zip.Deflater;
-import java.util.zip.DeflaterOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -65,7 +68,11 @@ class ContentCodingsStrictTest {
                 // gzip: the member itself
                 bad("bad CRC-32", "gzip", flip(gz, gz.length - 8), Reason.MALFORMED),
                 bad("bad ISIZE", "gzip", flip(gz, gz.length - 1), Reason.MALFORMED),
-                bad("bad header CRC", "gzip", flip(gzip(PLAIN, 0x02), headerLength(0x02) - 1), Reason.MALFORMED),
+                bad(
+                        "bad header CRC",
+                        "gzip",
+                        flip(gzip(PLAIN, 0x02), Compressed.gzipHeaderLength(Compressed.FHCRC) - 1),
+                        Reason.MALFORMED),
                 bad("reserved flag", "gzip", withByte(gz, 3, 0x20), Reason.MALFORMED),
                 bad("method other than deflate", "gzip", withByte(gz, 2, 7), Reason.MALFORMED),
                 bad("bad magic", "gzip", withByte(gz, 1, 0x8c), Reason.MALFORMED),
@@ -127,90 +134,10 @@ class ContentCodingsStrictTest {
         assertEquals(Reason.UNSUPPORTED_CODING, error.reason());
     }
 
-    // ---- builders: every variant from its parts, no fixture files ----
+    // ---- rows ----
 
     private static Arguments bad(String name, String coding, byte[] wire, Reason reason) {
         return Arguments.of(name, coding, wire, reason);
-    }
-
-    private static int headerLength(int flags) {
-        int n = 10;
-        if ((flags & 0x04) != 0) {
-            n += 2 + 3;
-        }
-        if ((flags & 0x08) != 0) {
-            n += 6;
-        }
-        if ((flags & 0x10) != 0) {
-            n += 4;
-        }
-        if ((flags & 0x02) != 0) {
-            n += 2;
-        }
-        return n;
-    }
-
-    /** One gzip member with the optional header fields {@code flags} asks for (a 3-byte extra, a name, a comment). */
-    static byte[] gzip(byte[] plain, int flags) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(new byte[] {0x1f, (byte) 0x8b, 8, (byte) flags, 0, 0, 0, 0, 0, (byte) 0xff});
-        if ((flags & 0x04) != 0) {
-            out.writeBytes(new byte[] {3, 0, 'a', 'b', 'c'});
-        }
-        if ((flags & 0x08) != 0) {
-            out.writeBytes(new byte[] {'f', '.', 't', 'x', 't', 0});
-        }
-        if ((flags & 0x10) != 0) {
-            out.writeBytes(new byte[] {'h', 'i', '!', 0});
-        }
-        if ((flags & 0x02) != 0) {
-            CRC32 crc = new CRC32();
-            crc.update(out.toByteArray());
-            long v = crc.getValue();
-            out.writeBytes(new byte[] {(byte) v, (byte) (v >>> 8)});
-        }
-        out.writeBytes(raw(plain));
-        CRC32 crc = new CRC32();
-        crc.update(plain);
-        out.writeBytes(le32(crc.getValue()));
-        out.writeBytes(le32(plain.length));
-        return out.toByteArray();
-    }
-
-    static byte[] zlib(byte[] plain, int level) {
-        return deflate(plain, new Deflater(level, false));
-    }
-
-    static byte[] raw(byte[] plain) {
-        return deflate(plain, new Deflater(Deflater.DEFAULT_COMPRESSION, true));
-    }
-
-    private static byte[] deflate(byte[] plain, Deflater deflater) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (var stream = new DeflaterOutputStream(out, deflater)) {
-            stream.write(plain);
-        } catch (java.io.IOException impossible) {
-            throw new IllegalStateException(impossible);
-        } finally {
-            deflater.end();
-        }
-        return out.toByteArray();
-    }
-
-    private static byte[] le32(long v) {
-        return new byte[] {(byte) v, (byte) (v >>> 8), (byte) (v >>> 16), (byte) (v >>> 24)};
-    }
-
-    static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    private static byte[] flip(byte[] in, int index) {
-        byte[] out = in.clone();
-        out[index] ^= 0x01;
-        return out;
     }
 
     private static byte[] withByte(byte[] in, int index, int value) {
