@@ -219,8 +219,10 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                         AuditRecord.DENY,
                         HttpResponseStatus.FORBIDDEN,
                         r.reason(),
-                        RequestIntake.describe(ex) + " refused: " + ex.target.host()
-                                + " resolves to a non-public address",
+                        RequestIntake.describe(ex) + " refused: "
+                                + (r.detail() != null
+                                        ? r.detail()
+                                        : ex.target.host() + " resolves to a non-public address"),
                         true);
             }
             case DialOutcome.Failed fail -> {
@@ -478,6 +480,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             // An early response leaves the rest of the request body unframed: this connection ends with it.
             ex.closeAfter = true;
         }
+        ex.closeAfter = Http10Framing.adapt(ex.request, response, ex.closeAfter);
         if (ex.closeAfter) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
@@ -693,7 +696,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         ex.releaseHeld();
         boolean closeNow = close || !ex.clientKeepAlive;
         encoder.answeringHead(ex.request.method().equals(io.netty.handler.codec.http.HttpMethod.HEAD));
-        var write = ctx.writeAndFlush(answer.apply(closeNow));
+        FullHttpResponse refusal = answer.apply(closeNow);
+        Http10Framing.adapt(ex.request, refusal, closeNow);
+        var write = ctx.writeAndFlush(refusal);
         if (closeNow) {
             closing = true;
             current = null;

@@ -36,5 +36,8 @@ public final class ProxyReasons {
     /** A body in a content coding the redactor cannot inspect (br, zstd, …) or past the inspection caps. */
     public static final String UNINSPECTABLE_BODY = "uninspectable-body";
 
+    /** The target (a pinned name, an allowed IP literal) would reach one of the proxy's own listeners. */
+    public static final String SELF_CONNECTION = "self-connection";
+
     private ProxyReasons() {}
 }

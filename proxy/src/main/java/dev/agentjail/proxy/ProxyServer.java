@@ -9,6 +9,7 @@ import dev.agentjail.proxy.mcp.host.HostBridge;
 import dev.agentjail.proxy.mcp.host.HostEndpoints;
 import dev.agentjail.proxy.route.RequestRouter;
 import dev.agentjail.proxy.upstream.Dialer;
+import dev.agentjail.proxy.upstream.OwnListeners;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -50,6 +51,7 @@ public final class ProxyServer implements AutoCloseable {
     private final List<Channel> listeners = new CopyOnWriteArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final HostBridge bridge;
+    private final OwnListeners own = new OwnListeners();
 
     public ProxyServer(ProxyConfig config) {
         this.epoll = Epoll.isAvailable();
@@ -65,7 +67,8 @@ public final class ProxyServer implements AutoCloseable {
                         config.resolver(),
                         clientClass,
                         config.timeouts().connect(),
-                        bridge),
+                        bridge,
+                        own),
                 Inspector.of(config.inspection()),
                 // Host-side servers are inspected at their synthetic URLs exactly like remote ones.
                 McpGate.of(HostEndpoints.asUrlServers(config.mcp())));
@@ -103,7 +106,9 @@ public final class ProxyServer implements AutoCloseable {
                 .sync()
                 .channel();
         listeners.add(ch);
-        return (InetSocketAddress) ch.localAddress();
+        InetSocketAddress bound = (InetSocketAddress) ch.localAddress();
+        own.add(bound.getPort());
+        return bound;
     }
 
     /** Listens on a Unix domain socket at {@code path} (Linux only); the file is replaced if present. */
@@ -132,6 +137,9 @@ public final class ProxyServer implements AutoCloseable {
                 .sync()
                 .channel();
         listeners.add(ch);
+        if (ch.localAddress() instanceof InetSocketAddress bound) {
+            own.add(bound.getPort());
+        }
     }
 
     /**
@@ -142,6 +150,8 @@ public final class ProxyServer implements AutoCloseable {
         if (!epoll) {
             throw new IllegalStateException("the jail hand-off needs the native epoll transport");
         }
+        // Inside the jail's own network namespace, but the same port here would still be this proxy's to refuse.
+        own.add(expectedPort);
         ServerBootstrap template = bootstrap().childOption(ChannelOption.TCP_NODELAY, true);
         return ListenerHandoff.bind(group, socketPath, expectedPort, fd -> {
             // Called on an event loop: register without waiting.

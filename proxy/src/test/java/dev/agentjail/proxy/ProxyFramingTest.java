@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.testing.CorpusProxy;
 import dev.agentjail.proxy.testing.RawClient;
 import dev.agentjail.proxy.testing.RawResponse;
@@ -31,6 +32,7 @@ class ProxyFramingTest {
     /** Replaced by the recorder's allowed authority in every table row. */
     private static final String UP = "UP";
 
+    private static final String ABH = StrictRequestDecoder.AMBIGUOUS_BODY_HEADER;
     private static final String CHUNKED_HELLO = "5\r\nhello\r\n0\r\n\r\n";
 
     private CorpusProxy env;
@@ -182,6 +184,27 @@ class ProxyFramingTest {
                         "uri-too-long"),
                 head("102 10,000 headers", post("X-H: v\r\n".repeat(10_000), ""), 431, "too-many-headers"),
                 head("105 binary garbage", "\u0000\u0001\u0002\u00ff garbage\r\n\r\n", 400, "malformed-request-line"),
+                // issue 17: one reading of the headers that type and encode the body; Transfer-Encoding in 1.0
+                head(
+                        "Content-Encoding identity then gzip",
+                        post("Content-Encoding: identity\r\ncontent-encoding: gzip\r\nContent-Length: 5\r\n", "hello"),
+                        400,
+                        ABH),
+                head(
+                        "Content-Type twice",
+                        post("Content-Type: text/plain\r\nContent-Type: application/json\r\nContent-Length: 0\r\n", ""),
+                        400,
+                        ABH),
+                head(
+                        "Content-Encoding gzip, identity",
+                        post("Content-Encoding: gzip, identity\r\nContent-Length: 0\r\n", ""),
+                        400,
+                        ABH),
+                head(
+                        "HTTP/1.0 with Transfer-Encoding",
+                        "POST http://UP/ HTTP/1.0\r\nHost: UP\r\nTransfer-Encoding: chunked\r\n\r\n" + CHUNKED_HELLO,
+                        400,
+                        "ambiguous-framing"),
                 head("105 HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 501, "bad-method"));
     }
 
@@ -549,6 +572,68 @@ class ProxyFramingTest {
         assertEquals(List.of(env.up()), seen.headers("Host"), "the client's Connection list cannot remove our Host");
         assertEquals(List.of("yes"), seen.headers("X-Kept"));
         assertEquals(1, env.awaitRecords(1).size());
+    }
+
+    // ---- HTTP/1.0 (RFC 9112 sections 6 and 9.3) ----
+
+    @Test
+    void http10WithoutContentLengthHasNoBodyAndTheConnectionEndsAfterTheResponse() throws Exception {
+        String smuggled = "GET http://" + env.up() + "/smuggled HTTP/1.1\r\nHost: " + env.up() + "\r\n\r\n";
+        try (RawClient client = env.client()) {
+            client.send("POST http://" + env.up() + "/ten HTTP/1.0\r\nHost: " + env.up() + "\r\n\r\n" + smuggled);
+            String received = client.readUntilClose(WAIT);
+
+            assertTrue(client.closedByPeer(), "a 1.0 request without keep-alive ends its connection");
+            List<RawResponse> responses = RawResponse.parseAll(received, true);
+            assertEquals(1, responses.size(), received);
+            assertEquals(200, responses.getFirst().status());
+        }
+        assertEquals(1, env.awaitRecords(1).size());
+        assertEquals(1, env.upstream.requests().size());
+        RecordedRequest seen = env.upstream.requests().getFirst();
+        assertTrue(seen.requestLine().startsWith("POST /ten "), seen.requestLine());
+        assertEquals("", seen.body(), "the bytes after a 1.0 head without Content-Length are no body");
+        assertFalse(env.upstream.received().contains("/smuggled"), env.upstream.received());
+    }
+
+    @Test
+    void http10KeepAliveIsHonouredAndAnswered() throws Exception {
+        String request =
+                "GET http://" + env.up() + "/k HTTP/1.0\r\nHost: " + env.up() + "\r\nConnection: keep-alive\r\n\r\n";
+        try (RawClient client = env.client()) {
+            client.send(request);
+            RawResponse first = client.readResponse(WAIT);
+            assertEquals(200, first.status());
+            assertEquals("keep-alive", first.header("Connection"), "a 1.0 client closes unless told keep-alive");
+            assertFalse(client.closedByPeer());
+
+            client.send(request.replace("/k ", "/k2 ").replace("Connection: keep-alive\r\n", ""));
+            String received = client.readUntilClose(WAIT);
+            assertTrue(client.closedByPeer(), "without keep-alive the second request ends the connection");
+            assertTrue(received.contains(RecordingUpstream.OK_BODY), received);
+        }
+        assertEquals(2, env.awaitRecords(2).size());
+        assertEquals(2, env.upstream.requests().size());
+    }
+
+    @Test
+    void http10ClientsNeverGetChunkedResponses() throws Exception {
+        String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
+        try (RecordingUpstream up = RecordingUpstream.start(r -> chunked);
+                CorpusProxy proxy = CorpusProxy.start(up)) {
+            for (String connection : List.of("", "Connection: keep-alive\r\n")) {
+                try (RawClient client = proxy.client()) {
+                    client.send("GET http://" + proxy.up() + "/c HTTP/1.0\r\nHost: " + proxy.up() + "\r\n" + connection
+                            + "\r\n");
+                    String received = client.readUntilClose(WAIT);
+
+                    assertTrue(client.closedByPeer(), "the body ends with the connection");
+                    RawResponse response = RawResponse.parseAll(received, true).getFirst();
+                    assertEquals(null, response.header("Transfer-Encoding"), received);
+                    assertEquals("hello world", response.body(), received);
+                }
+            }
+        }
     }
 
     // ---- table rows ----

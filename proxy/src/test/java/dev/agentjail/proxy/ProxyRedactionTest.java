@@ -10,7 +10,9 @@ import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.MemoryAuditSink;
 import dev.agentjail.proxy.audit.RedactionCount;
+import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.InjectedCredential;
+import dev.agentjail.proxy.redact.ContentCodings;
 import dev.agentjail.proxy.testing.NettyLeakGuard;
 import dev.agentjail.proxy.testing.ProxyFixture;
 import dev.agentjail.proxy.testing.RecordingUpstream;
@@ -310,6 +312,80 @@ class ProxyRedactionTest {
         assertTrue(requestRecord()
                 .redactions()
                 .contains(new RedactionCount("credential-placeholder:UPSTREAM_KEY", "header:x-api-key", 1)));
+    }
+
+    @Test
+    void aSecretAsAHeaderNameNeverReachesTheUpstreamThroughTheTunnel() throws Exception {
+        start("");
+        String response = send(
+                "GET /v1 HTTP/1.1\r\nHost: " + authority + "\r\nX-" + GITHUB_PAT + ": 1\r\nX-Kept: yes\r\n\r\n",
+                new byte[0],
+                1);
+
+        assertTrue(response.startsWith("HTTP/1.1 200"), response);
+        RecordingUpstream.RecordedRequest got = onlyRequest();
+        assertFalse(got.head().contains(GITHUB_PAT.substring(4)), got.head());
+        assertEquals(List.of("yes"), got.headers("X-Kept"));
+        assertEquals(
+                List.of(new RedactionCount("github-pat", "header-name", 1)),
+                requestRecord().redactions());
+    }
+
+    @Test
+    void aDeflateBodyIsSentAsTheRedactedReEncodingNeverTheClientsBytes() throws Exception {
+        start("");
+        byte[] plain = ("{\"key\":\"" + GITHUB_PAT + "\"}").getBytes(StandardCharsets.UTF_8);
+        byte[] zlib = ContentCodings.encode("deflate", plain);
+
+        String response = post("/z", "application/json", zlib, "Content-Encoding: Deflate\r\n", 7);
+
+        assertTrue(response.startsWith("HTTP/1.1 200"), response);
+        RecordingUpstream.RecordedRequest got = onlyRequest();
+        byte[] received = got.body().getBytes(StandardCharsets.ISO_8859_1);
+        String decoded = new String(
+                ContentCodings.decode("deflate", received, ContentCodings.Limits.defaults()), StandardCharsets.UTF_8);
+        assertFalse(decoded.contains(GITHUB_PAT), decoded);
+        assertEquals(plain.length, decoded.length());
+        assertEquals(List.of("deflate"), got.headers("content-encoding"));
+    }
+
+    @Test
+    void aSecondGzipMemberIsRefusedAndNoByteOfItLeaves() throws Exception {
+        start("");
+        byte[] first = gzip("{\"q\":\"fine\"}".getBytes(StandardCharsets.UTF_8));
+        byte[] second = gzip(GITHUB_PAT.getBytes(StandardCharsets.US_ASCII));
+        byte[] body = java.util.Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, body, first.length, second.length);
+
+        String response = post("/gz2", "application/json", body, "Content-Encoding: gzip\r\n", 64);
+
+        assertTrue(response.startsWith("HTTP/1.1 400"), response);
+        assertTrue(response.contains(ProxyReasons.HEADER + ": content-encoding-trailing-data"), response);
+        assertTrue(RecordingUpstream.await(
+                () -> upstream.closedConnections() == upstream.connections(), Duration.ofSeconds(5)));
+        assertEquals("", upstream.received());
+        assertEquals("content-encoding-trailing-data", requestRecord().reason());
+    }
+
+    @Test
+    void twoContentEncodingLinesAreRefusedInsideTheTunnel() throws Exception {
+        start("");
+        byte[] gz = gzip(("{\"k\":\"" + GITHUB_PAT + "\"}").getBytes(StandardCharsets.UTF_8));
+
+        String response =
+                post("/ce2", "application/json", gz, "Content-Encoding: identity\r\ncontent-encoding: gzip\r\n", 64);
+
+        assertTrue(response.startsWith("HTTP/1.1 400"), response);
+        assertTrue(
+                response.contains(ProxyReasons.HEADER + ": " + StrictRequestDecoder.AMBIGUOUS_BODY_HEADER), response);
+        assertEquals(List.of(), upstream.requests());
+        assertFalse(upstream.received().contains("content-encoding"), upstream.received());
+        RecordingUpstream.await(
+                () -> proxy.records().stream()
+                        .anyMatch(r -> StrictRequestDecoder.AMBIGUOUS_BODY_HEADER.equals(r.reason())),
+                Duration.ofSeconds(5));
+        assertTrue(
+                proxy.records().stream().anyMatch(r -> StrictRequestDecoder.AMBIGUOUS_BODY_HEADER.equals(r.reason())));
     }
 
     private static byte[] gzip(byte[] data) throws Exception {

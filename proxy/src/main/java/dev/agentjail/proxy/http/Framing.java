@@ -1,6 +1,7 @@
 package dev.agentjail.proxy.http;
 
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpVersion;
 import java.util.List;
 
 /**
@@ -16,7 +17,7 @@ record Framing(Kind kind, long length) {
 
     private static final int MAX_LENGTH_DIGITS = 18;
 
-    static Framing of(String method, HttpHeaders headers) throws RequestRejected {
+    static Framing of(String method, HttpVersion version, HttpHeaders headers) throws RequestRejected {
         List<String> te = headers.getAll("transfer-encoding");
         List<String> cl = headers.getAll("content-length");
         for (String connection : headers.getAll("connection")) {
@@ -32,6 +33,11 @@ record Framing(Kind kind, long length) {
             if (name.indexOf('_') >= 0 && isFramingName(name.replace('_', '-'))) {
                 throw RequestRejected.bad("ambiguous-framing", "framing header name spelled with '_'");
             }
+        }
+        if (!te.isEmpty() && version.equals(HttpVersion.HTTP_1_0)) {
+            // RFC 9112 6.1: a 1.0 recipient of Transfer-Encoding treats the framing as faulty, whatever else is
+            // there; a 1.0 server behind the proxy would read the chunks as the body.
+            throw RequestRejected.bad("ambiguous-framing", "Transfer-Encoding in an HTTP/1.0 request");
         }
         if (!te.isEmpty() && !cl.isEmpty()) {
             throw RequestRejected.bad("ambiguous-framing", "both Transfer-Encoding and Content-Length");

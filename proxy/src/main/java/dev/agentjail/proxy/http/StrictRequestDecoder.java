@@ -17,10 +17,11 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Decodes HTTP/1.1 requests from raw bytes and refuses every ambiguity instead of guessing.
+ * Decodes HTTP/1.1 (and 1.0) requests from raw bytes and refuses every ambiguity instead of guessing.
  *
  * <p>Only three framings are accepted: no body, one plain {@code Content-Length}, or {@code
- * Transfer-Encoding: chunked} alone. Lines end in CRLF only; obs-fold, whitespace before a colon,
+ * Transfer-Encoding: chunked} alone (never in an HTTP/1.0 request); the headers that type and encode the
+ * body must have one reading ({@link BodyHeaders}). Lines end in CRLF only; obs-fold, whitespace before a colon,
  * control characters, bad chunk syntax and oversized heads are refused. A refusal is emitted as a
  * {@link MalformedRequest} and the decoder then discards everything that follows, so nothing after
  * a bad request is ever parsed. After a CONNECT head the remaining bytes pass through untouched as
@@ -29,6 +30,12 @@ import java.util.Set;
 public final class StrictRequestDecoder extends ByteToMessageDecoder {
     /** Fired as a user event when the first byte of a new request head arrives. */
     public static final Object HEAD_STARTED = "agentjail.head-started";
+
+    /**
+     * Reason of a head whose body headers (type, coding) can be read more than one way: repeated, spelled with
+     * {@code _}, listed in {@code Connection}, or a value that is not one media type or one list of codings.
+     */
+    public static final String AMBIGUOUS_BODY_HEADER = "ambiguous-body-header";
 
     private static final Set<String> KNOWN_METHODS =
             Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "PATCH");
@@ -192,7 +199,8 @@ public final class StrictRequestDecoder extends ByteToMessageDecoder {
     private void emitRequest(List<Object> out) throws RequestRejected {
         RequestLine rl = head.requestLine;
         HttpHeaders headers = head.headers;
-        Framing framing = Framing.of(rl.method(), headers);
+        Framing framing = Framing.of(rl.method(), rl.version(), headers);
+        BodyHeaders.check(headers);
         head = null;
         out.add(new DefaultHttpRequest(rl.version(), HttpMethod.valueOf(rl.method()), rl.target(), headers));
         switch (framing.kind()) {

@@ -84,6 +84,11 @@ public final class OutboundRequest {
         HttpHeaders rewritten = new DefaultHttpHeaders();
         for (Map.Entry<String, String> h : request.headers()) {
             String name = h.getKey();
+            if (redactor.headerNameCarriesSecret(name, head)) {
+                // A name cannot hold a marker (brackets are no token characters) and no header is named after a
+                // secret for a good reason: the field is dropped, value and all, and counted under header-name.
+                continue;
+            }
             String value = h.getValue();
             InjectedCredential credential = verifiedTls ? credentialFor(inspector, target, name, value) : null;
             if (credential != null) {
@@ -102,6 +107,10 @@ public final class OutboundRequest {
             }
         } catch (ContentCodingException e) {
             codingProblem = e.getMessage();
+        }
+        if (encoding != null && coding == null && codingProblem == null) {
+            // "identity" is no coding; the receiver sees no header rather than one it might read otherwise.
+            rewritten.remove(HttpHeaderNames.CONTENT_ENCODING);
         }
         BodyKind kind = BodyKind.fromContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE));
         OutboundRequest out = new OutboundRequest(inspector, head, target0, rewritten, fixed, coding, kind);
@@ -242,25 +251,41 @@ public final class OutboundRequest {
         }
         byte[] encoded = Arrays.copyOf(collected, collectedLength);
         collected = null;
-        try {
-            byte[] plain = ContentCodings.decode(contentEncoding, encoded, ContentCodings.Limits.defaults());
-            int before = findings.total();
-            Redactor redactor = inspector.redactor();
-            byte[] redacted = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);
-            if (findings.total() > before) {
-                if (inspector.blocks() || nonRewritable.isPresent()) {
+        if (encoded.length > 0) {
+            // What was scanned is what is sent: the scanned plaintext encoded again, never the client's bytes,
+            // even when nothing was found (a receiver's decoder may read those bytes differently from ours).
+            try {
+                byte[] plain = ContentCodings.decode(contentEncoding, encoded, ContentCodings.Limits.defaults());
+                int before = findings.total();
+                Redactor redactor = inspector.redactor();
+                byte[] scanned = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);
+                if (findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
                     refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
                     return null;
                 }
-                encoded = ContentCodings.encode(contentEncoding, redacted);
+                encoded = ContentCodings.encode(contentEncoding, scanned);
+                headers.set(HttpHeaderNames.CONTENT_ENCODING, ContentCodings.canonical(contentEncoding));
+            } catch (ContentCodingException e) {
+                refuseCoding(e);
+                return null;
             }
-        } catch (ContentCodingException e) {
-            refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, e.getMessage());
-            return null;
         }
         headers.remove(HttpHeaderNames.TRANSFER_ENCODING);
         headers.set(HttpHeaderNames.CONTENT_LENGTH, encoded.length);
         return new DefaultLastHttpContent(Unpooled.wrappedBuffer(encoded));
+    }
+
+    /**
+     * A body that does not decode completely (malformed, truncated, bad checksums, data after its end) is the
+     * client's error, 400 with the coding's own reason; one the proxy cannot decode (unknown coding, past the caps)
+     * is uninspectable, 403.
+     */
+    private void refuseCoding(ContentCodingException e) {
+        switch (e.reason()) {
+            case MALFORMED, TRAILING_DATA ->
+                refuse(HttpResponseStatus.BAD_REQUEST, e.reason().code(), e.getMessage());
+            default -> refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, e.getMessage());
+        }
     }
 
     private String blockDetail(String where) {

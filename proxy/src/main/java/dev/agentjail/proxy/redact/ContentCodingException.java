@@ -9,7 +9,9 @@ public final class ContentCodingException extends Exception {
         UNSUPPORTED_CODING("unsupported-content-encoding"),
         DECODED_TOO_LARGE("decoded-body-too-large"),
         RATIO_EXCEEDED("compression-ratio-exceeded"),
-        MALFORMED("malformed-content-encoding");
+        MALFORMED("malformed-content-encoding"),
+        /** Bytes after the end of the (first) gzip member or deflate stream: a second reading of the body. */
+        TRAILING_DATA("content-encoding-trailing-data");
 
         private final String code;
 

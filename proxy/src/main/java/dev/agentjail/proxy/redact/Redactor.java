@@ -19,6 +19,11 @@ public final class Redactor {
     public static final String LOCATION_TARGET = "target";
     /** Default finding location of a body. */
     public static final String LOCATION_BODY = "body";
+    /**
+     * Finding location of a secret in a header's name; the name itself is never part of a location, since it
+     * carries the secret.
+     */
+    public static final String LOCATION_HEADER_NAME = "header-name";
     /** Finding locations of headers are this prefix plus the lower-case header name. */
     public static final String LOCATION_HEADER_PREFIX = "header:";
 
@@ -79,6 +84,17 @@ public final class Redactor {
             result = redactBasic(result, location, findings);
         }
         return redactString(result, Mode.TEXT, location, findings);
+    }
+
+    /**
+     * Scans a header (or trailer) name as text, as a receiver could read it; a secret in it is counted under
+     * {@value #LOCATION_HEADER_NAME} and the caller drops the field or refuses the request.
+     */
+    public boolean headerNameCarriesSecret(String name, Findings findings) {
+        Objects.requireNonNull(name, "name");
+        int before = findings.total();
+        redactString(name, Mode.TEXT, LOCATION_HEADER_NAME, findings);
+        return findings.total() > before;
     }
 
     /** A streaming redactor for one body of the given kind; findings are recorded under {@code location}. */

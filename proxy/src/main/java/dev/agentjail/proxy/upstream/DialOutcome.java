@@ -9,8 +9,13 @@ public sealed interface DialOutcome {
     /** Connected to exactly the address that was checked. */
     record Connected(Channel channel, InetAddress address) implements DialOutcome {}
 
-    /** Refused by the SSRF guard: no connection was attempted. */
-    record Refused(String reason, InetAddress address) implements DialOutcome {}
+    /** Refused by the SSRF guard or the self-connection check: no connection was attempted. */
+    record Refused(String reason, InetAddress address, String detail) implements DialOutcome {
+        /** A refusal by the SSRF guard: the address is not public. */
+        public Refused(String reason, InetAddress address) {
+            this(reason, address, null);
+        }
+    }
 
     /** Resolution or connection failed. */
     record Failed(HttpResponseStatus status, String reason, String detail, InetAddress address)

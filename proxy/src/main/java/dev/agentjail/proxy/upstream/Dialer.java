@@ -33,7 +33,8 @@ import java.util.concurrent.CompletionException;
  *
  * <p>Addresses come from, in order: the target itself when it is an IP literal, the policy's pinned
  * {@code resolve} entries, or DNS. An address that is not public is dialled only when the policy
- * allowed it explicitly.
+ * allowed it explicitly. An address that would reach one of the proxy's own listeners ({@link OwnListeners}) is
+ * never dialled, allowed or not.
  *
  * <p>Names under {@value HostEndpoints#DOMAIN} are never resolved: a configured host-side MCP server's name is
  * connected to the proxy's own bridge, any other is refused.
@@ -44,19 +45,25 @@ public final class Dialer {
     private final Class<? extends Channel> channelClass;
     private final Duration connectTimeout;
     private final HostBridge bridge;
+    private final OwnListeners self;
 
-    /** {@code bridge}: where host-side MCP servers are reached (null: none are configured). */
+    /**
+     * {@code bridge}: where host-side MCP servers are reached (null: none are configured); {@code self}: the
+     * proxy's own listeners, never dialled.
+     */
     public Dialer(
             NetworkPolicy network,
             HostResolver resolver,
             Class<? extends Channel> channelClass,
             Duration connectTimeout,
-            HostBridge bridge) {
+            HostBridge bridge,
+            OwnListeners self) {
         this.network = network;
         this.resolver = resolver;
         this.channelClass = channelClass;
         this.connectTimeout = connectTimeout;
         this.bridge = bridge;
+        this.self = self;
     }
 
     /** Dials {@code target}; the promise always completes on {@code loop}. */
@@ -108,6 +115,16 @@ public final class Dialer {
         List<InetAddress> allowed = new ArrayList<>(addresses.size());
         DialOutcome.Refused firstRefusal = null;
         for (InetAddress address : addresses) {
+            if (self.reaches(address, target.port())) {
+                // Checked before the SSRF guard and its explicit allowances: no pin or allowed IP makes it dialable.
+                if (firstRefusal == null) {
+                    firstRefusal = new DialOutcome.Refused(
+                            ProxyReasons.SELF_CONNECTION,
+                            address,
+                            target.host() + " would reach the proxy's own listener on port " + target.port());
+                }
+                continue;
+            }
             AddressClass cls = AddressClassifier.classify(address);
             if (cls.dialable() || network.explicitlyAllows(target.host(), address)) {
                 allowed.add(address);

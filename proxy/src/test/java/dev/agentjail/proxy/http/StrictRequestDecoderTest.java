@@ -36,6 +36,7 @@ class StrictRequestDecoderTest {
     private static final String HEAD = "POST http://api.allowed.test/ HTTP/1.1\r\nHost: api.allowed.test\r\n";
     private static final String HELLO_CHUNKED = "5\r\nhello\r\n0\r\n\r\n";
     private static final String K = "x".repeat(100 * 1024);
+    private static final String ABH = StrictRequestDecoder.AMBIGUOUS_BODY_HEADER;
 
     static Stream<Arguments> refused() {
         return Stream.of(
@@ -168,6 +169,93 @@ class StrictRequestDecoderTest {
                 bad(
                         "78 Connection: Content-Length",
                         post("Connection: close, Content-Length\r\nContent-Length: 5\r\n", "hello"),
+                        400,
+                        "ambiguous-framing"),
+                // issue 17: the headers that type and encode the body have one reading
+                bad(
+                        "CE identity then gzip",
+                        body("Content-Encoding: identity\r\nContent-Encoding: gzip\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "CE gzip then identity",
+                        body("Content-Encoding: gzip\r\nContent-Encoding: identity\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "CE twice, same value, other case",
+                        body("content-encoding: gzip\r\nCONTENT-ENCODING: gzip\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "CE twice, apart",
+                        body("Content-Encoding: gzip\r\nX-A: 1\r\ncontent-Encoding: deflate\r\n"),
+                        400,
+                        ABH),
+                bad("CT twice", body("Content-Type: application/json\r\nContent-Type: text/plain\r\n"), 400, ABH),
+                bad(
+                        "CT twice, same, other case",
+                        body("content-type: text/plain\r\nContent-TYPE: text/plain\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "Content-Range twice",
+                        body("Content-Range: bytes 0-4/5\r\ncontent-range: bytes 0-4/9\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "Content-Transfer-Encoding twice",
+                        body("Content-Transfer-Encoding: 8bit\r\ncontent-transfer-encoding: base64\r\n"),
+                        400,
+                        ABH),
+                bad("Content_Encoding", body("Content_Encoding: gzip\r\n"), 400, ABH),
+                bad(
+                        "content_type next to Content-Type",
+                        body("Content-Type: text/plain\r\ncontent_type: application/json\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "Connection: Content-Encoding",
+                        body("Connection: Content-Encoding\r\nContent-Encoding: gzip\r\n"),
+                        400,
+                        ABH),
+                bad(
+                        "Connection: close, content-type",
+                        body("Connection: close, content-type\r\nContent-Type: text/plain\r\n"),
+                        400,
+                        ABH),
+                bad("CE gzip, identity", ce("gzip, identity"), 400, ABH),
+                bad("CE identity, gzip", ce("identity, gzip"), 400, ABH),
+                bad("CE identity, identity", ce("identity, identity"), 400, ABH),
+                bad("CE gzip,", ce("gzip,"), 400, ABH),
+                bad("CE , gzip", ce(", gzip"), 400, ABH),
+                bad("CE gzip,,deflate", ce("gzip,,deflate"), 400, ABH),
+                bad("CE gzip;q=1", ce("gzip;q=1"), 400, ABH),
+                bad("CE quoted", ce("\"gzip\""), 400, ABH),
+                bad("CE gzip deflate", ce("gzip deflate"), 400, ABH),
+                bad("CE empty", ce(""), 400, ABH),
+                bad("CT list", ct("application/json, text/plain"), 400, ABH),
+                bad("CT two essences", ct("application/json text/plain"), 400, ABH),
+                bad("CT no subtype", ct("json"), 400, ABH),
+                bad("CT empty", ct(""), 400, ABH),
+                bad("CT charset twice", ct("application/json; charset=utf-8; charset=utf-16"), 400, ABH),
+                bad("CT charset twice, other case", ct("text/plain; CHARSET=utf-8;charset=utf-8"), 400, ABH),
+                bad("CT parameter without =", ct("application/json; charset"), 400, ABH),
+                bad("CT parameter without value", ct("application/json; charset="), 400, ABH),
+                bad("CT unterminated quote", ct("application/json; charset=\"utf-8"), 400, ABH),
+                bad("CT text after a parameter", ct("application/json; charset=utf-8 x"), 400, ABH),
+                bad("CT comma after a parameter", ct("application/json; charset=utf-8, text/plain"), 400, ABH),
+                // RFC 9112 6.1: Transfer-Encoding in an HTTP/1.0 message is faulty framing
+                bad("1.0 chunked", http10("Transfer-Encoding: chunked\r\n", HELLO_CHUNKED), 400, "ambiguous-framing"),
+                bad(
+                        "1.0 chunked + CL",
+                        http10("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "hello"),
+                        400,
+                        "ambiguous-framing"),
+                bad("1.0 TE identity", http10("Transfer-Encoding: identity\r\n", "hello"), 400, "ambiguous-framing"),
+                bad(
+                        "1.0 TE other case",
+                        http10("transfer-ENCODING: Chunked\r\n", HELLO_CHUNKED),
                         400,
                         "ambiguous-framing"),
                 bad("79 size 0x5", chunked("0x5\r\nhello\r\n0\r\n\r\n"), 400, "bad-chunk"),
@@ -478,6 +566,34 @@ class StrictRequestDecoderTest {
                         "REQUEST POST http://api.allowed.test/ HTTP/1.1 {Host=api.allowed.test, Content-Length=0}",
                         "END"),
                 ok(
+                        "one coding list and one media type with a quoted parameter",
+                        post(
+                                "Content-Encoding: gzip, x-gzip ,deflate\r\nContent-Type: multipart/form-data;boundary=\"a;b, \\\"c\";\r\nContent-Length: 0\r\n",
+                                ""),
+                        "REQUEST POST http://api.allowed.test/ HTTP/1.1 {Host=api.allowed.test, Content-Encoding=gzip, x-gzip ,deflate, Content-Type=multipart/form-data;boundary=\"a;b, \\\"c\";, Content-Length=0}",
+                        "END"),
+                ok(
+                        "identity alone and a well-formed unknown coding pass the decoder (the inspection decides)",
+                        post("Content-Encoding: identity\r\n", "")
+                                + post("Content-Encoding: br\r\nContent-Type: text/plain; charset=utf-8\r\n", ""),
+                        "REQUEST POST http://api.allowed.test/ HTTP/1.1 {Host=api.allowed.test, Content-Encoding=identity}",
+                        "END",
+                        "REQUEST POST http://api.allowed.test/ HTTP/1.1 {Host=api.allowed.test, Content-Encoding=br, Content-Type=text/plain; charset=utf-8}",
+                        "END"),
+                ok(
+                        "HTTP/1.0 with Content-Length has that body",
+                        http10("Content-Length: 5\r\n", "hello"),
+                        "REQUEST POST http://api.allowed.test/ HTTP/1.0 {Host=api.allowed.test, Content-Length=5}",
+                        "BODY hello",
+                        "END"),
+                ok(
+                        "HTTP/1.0 without Content-Length has no body: what follows is the next head",
+                        http10("", "GET http://api.allowed.test/next HTTP/1.0\r\n\r\n"),
+                        "REQUEST POST http://api.allowed.test/ HTTP/1.0 {Host=api.allowed.test}",
+                        "END",
+                        "REQUEST GET http://api.allowed.test/next HTTP/1.0 {}",
+                        "END"),
+                ok(
                         "HTTP/1.0 without Host",
                         "GET http://api.allowed.test/ HTTP/1.0\r\n\r\n",
                         "REQUEST GET http://api.allowed.test/ HTTP/1.0 {}",
@@ -643,6 +759,23 @@ class StrictRequestDecoderTest {
 
     private static String post(String headers, String body) {
         return HEAD + headers + "\r\n" + body;
+    }
+
+    /** A POST with {@code headers} and a five-byte body. */
+    private static String body(String headers) {
+        return post(headers + "Content-Length: 5\r\n", "hello");
+    }
+
+    private static String ce(String value) {
+        return body("Content-Encoding: " + value + "\r\n");
+    }
+
+    private static String ct(String value) {
+        return body("Content-Type: " + value + "\r\n");
+    }
+
+    private static String http10(String headers, String body) {
+        return HEAD.replace("HTTP/1.1", "HTTP/1.0") + headers + "\r\n" + body;
     }
 
     private static String cl(String value) {

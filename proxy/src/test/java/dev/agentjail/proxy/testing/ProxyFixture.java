@@ -66,6 +66,43 @@ public final class ProxyFixture implements AutoCloseable {
             Map<String, String> knownValues,
             List<InjectedCredential> credentials)
             throws Exception {
+        return start(
+                policyYaml,
+                audit,
+                resolver,
+                timeouts,
+                interception,
+                knownValues,
+                credentials,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    }
+
+    /**
+     * Starts a proxy on 127.0.0.1:{@code port}, a port the test picked so that its policy can name the proxy's own
+     * listener (self-connection tests).
+     */
+    public static ProxyFixture startOn(int port, String policyYaml) throws Exception {
+        return start(
+                policyYaml,
+                new MemoryAuditSink(),
+                null,
+                Timeouts.defaults(),
+                null,
+                Map.of(),
+                List.of(),
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    }
+
+    private static ProxyFixture start(
+            String policyYaml,
+            AuditSink audit,
+            HostResolver resolver,
+            Timeouts timeouts,
+            Interception interception,
+            Map<String, String> knownValues,
+            List<InjectedCredential> credentials,
+            InetSocketAddress bind)
+            throws Exception {
         Policy policy = PolicyLoader.parse(policyYaml, "test-policy.yaml");
         ExecutorService dns = Executors.newFixedThreadPool(2);
         ProxyConfig config = new ProxyConfig(
@@ -82,8 +119,20 @@ public final class ProxyFixture implements AutoCloseable {
                 policy.mcp(),
                 Map.of());
         ProxyServer server = new ProxyServer(config);
-        InetSocketAddress bound = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        InetSocketAddress bound;
+        try {
+            bound = server.listen(bind);
+        } catch (Exception e) {
+            server.close();
+            dns.shutdownNow();
+            throw e;
+        }
         return new ProxyFixture(server, bound, audit, dns);
+    }
+
+    /** Adds a listener on {@code address} to the running proxy and returns the bound address. */
+    public InetSocketAddress listen(InetSocketAddress address) throws InterruptedException {
+        return server.listen(address);
     }
 
     public int port() {
