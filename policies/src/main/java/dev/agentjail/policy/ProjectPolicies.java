@@ -25,8 +25,8 @@ public final class ProjectPolicies {
 
     /**
      * The project policy files that apply to {@code projectDir}, most general first: every {@value #FILE_NAME} from the
-     * repository root (the nearest directory at or above {@code projectDir} that holds a {@code .git} directory or
-     * file) down to {@code projectDir}. Outside a repository only {@code projectDir}'s own file counts: a directory
+     * repository root (the outermost directory at or above {@code projectDir} that holds a repository's {@code .git}:
+     * a submodule or a nested repository belongs to the project around it) down to {@code projectDir}. Outside a repository only {@code projectDir}'s own file counts: a directory
      * above it may be anyone's ({@code /tmp}). The walk runs on the real path, so a symlinked project directory finds
      * the policy of the repository it really lives in.
      *
@@ -40,11 +40,12 @@ public final class ProjectPolicies {
         if (!Files.isDirectory(dir)) {
             throw new NotDirectoryException(projectDir.toString());
         }
+        // The outermost repository: a repository inside it (a submodule, a nested clone, or one an agent made to cut
+        // the root's policy off) is part of the same project.
         Path top = dir;
         for (Path current = dir; current != null; current = current.getParent()) {
             if (isRepository(current.resolve(".git"))) {
                 top = current;
-                break;
             }
         }
         List<Path> files = new ArrayList<>();

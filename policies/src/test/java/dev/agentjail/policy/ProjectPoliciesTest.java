@@ -38,6 +38,16 @@ class ProjectPoliciesTest {
     }
 
     @Test
+    void aRepositoryInsideAnotherBelongsToTheOutersProject() throws Exception {
+        repo("super");
+        Path top = policy("super");
+        // A submodule, a nested clone, or a repository an agent made to cut the root's policy off.
+        repo("super/vendor/lib");
+        Path inner = policy("super/vendor/lib");
+        assertEquals(List.of(top, inner), ProjectPolicies.chain(dirs("super/vendor/lib/src")));
+    }
+
+    @Test
     void anEmptyDotGitIsNoRepositoryAndDoesNotCutTheRootOff() throws Exception {
         repo("repo");
         Path top = policy("repo");
@@ -84,11 +94,17 @@ class ProjectPoliciesTest {
 
     @Test
     void aGitFileMarksTheRootToo() throws Exception {
-        // Worktrees and submodules have a .git file that points at the real git directory.
-        policy("super");
+        // A linked worktree has a .git file that points at the real git directory; what lies above it is not the
+        // project's.
+        policy("elsewhere");
+        Files.writeString(dirs("elsewhere/wt").resolve(".git"), "gitdir: /somewhere/.git/worktrees/wt\n");
+        Path own = policy("elsewhere/wt");
+        assertEquals(List.of(own), ProjectPolicies.chain(dirs("elsewhere/wt/lib")));
+        // A submodule's .git file inside its superproject: the superproject's policy applies too.
+        Path top = policy("super");
         repo("super");
         Files.writeString(dirs("super/sub").resolve(".git"), "gitdir: ../.git/modules/sub\n");
-        assertEquals(Optional.empty(), ProjectPolicies.find(dirs("super/sub/lib")));
+        assertEquals(Optional.of(top), ProjectPolicies.find(dirs("super/sub/lib")));
     }
 
     @Test
