@@ -101,32 +101,63 @@ class KillDurabilityTest {
 
     @Test
     void anAnsweredConnectHasItsRecordAfterKill9EvenWhileItsTunnelIsOpen() throws Exception {
-        upstream.stubFor(any(anyUrl()).willReturn(aResponse().withStatus(200).withBody("through the tunnel")));
-        // A tunnelled host: its bytes are relayed unopened (the client speaks plain HTTP inside the tunnel here).
-        Path policy = Files.writeString(
-                dir.resolve("policy.yaml"),
-                Policies.upstreamOn(upstream.getPort()) + "  tunnel: [\"upstream.test:" + upstream.getPort() + "\"]\n");
-        Path log = dir.resolve("audit.jsonl");
-        String authority = "upstream.test:" + upstream.getPort();
-        int exit;
-        try (ProxyProcess proxy = ProxyProcess.start(
-                        "--policy", policy.toString(), "--audit-log", log.toString(), "--audit-sync", "1h");
-                Socket client = new Socket("127.0.0.1", proxy.port())) {
-            client.setSoTimeout((int) SOCKET_WAIT.toMillis());
-            OutputStream out = client.getOutputStream();
-            InputStream in = client.getInputStream();
-            out.write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            assertEquals(200, RawHttp.read(in).status(), "the CONNECT was answered");
-            // A whole exchange through the tunnel: the client has seen everything it asked for.
-            out.write(("GET /inside HTTP/1.1\r\nHost: " + authority + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            RawHttp.Response inside = RawHttp.read(in);
-            assertEquals(200, inside.status(), inside::head);
-            assertEquals("through the tunnel", inside.body());
-            exit = proxy.killHard();
+        // A tunnelled host: its bytes are relayed unopened. An echo server stands for it, and the client's first bytes
+        // are a ClientHello naming it (a tunnel relays only TLS to the CONNECT host); the echo shows the relay works.
+        try (java.net.ServerSocket echo = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Thread.ofPlatform().daemon().start(() -> {
+                try (Socket s = echo.accept()) {
+                    s.getInputStream().transferTo(s.getOutputStream());
+                } catch (java.io.IOException e) {
+                    // The proxy was killed: the tunnel's end.
+                }
+            });
+            int port = echo.getLocalPort();
+            Path policy = Files.writeString(
+                    dir.resolve("policy.yaml"),
+                    Policies.upstreamOn(port) + "  tunnel: [\"upstream.test:" + port + "\"]\n");
+            Path log = dir.resolve("audit.jsonl");
+            String authority = "upstream.test:" + port;
+            int exit;
+            try (ProxyProcess proxy = ProxyProcess.start(
+                            "--policy", policy.toString(), "--audit-log", log.toString(), "--audit-sync", "1h");
+                    Socket client = new Socket("127.0.0.1", proxy.port())) {
+                client.setSoTimeout((int) SOCKET_WAIT.toMillis());
+                OutputStream out = client.getOutputStream();
+                InputStream in = client.getInputStream();
+                out.write(("CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                assertEquals(200, RawHttp.read(in).status(), "the CONNECT was answered");
+                byte[] hello = clientHello("upstream.test");
+                out.write(hello);
+                out.flush();
+                assertEquals(
+                        java.util.HexFormat.of().formatHex(hello),
+                        java.util.HexFormat.of().formatHex(in.readNBytes(hello.length)),
+                        "the tunnel relays both ways");
+                exit = proxy.killHard();
+            }
+            assertDurable(exit, log);
         }
+    }
+
+    /** The ClientHello a JDK client sends for {@code sni}. */
+    private static byte[] clientHello(String sni) throws Exception {
+        javax.net.ssl.SSLEngine engine = javax.net.ssl.SSLContext.getDefault().createSSLEngine(sni, 443);
+        engine.setUseClientMode(true);
+        javax.net.ssl.SSLParameters parameters = engine.getSSLParameters();
+        parameters.setServerNames(List.of(new javax.net.ssl.SNIHostName(sni)));
+        engine.setSSLParameters(parameters);
+        java.nio.ByteBuffer hello =
+                java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(java.nio.ByteBuffer.allocate(0), hello);
+        hello.flip();
+        byte[] bytes = new byte[hello.remaining()];
+        hello.get(bytes);
+        return bytes;
+    }
+
+    private static void assertDurable(int exit, Path log) throws Exception {
         assertEquals(137, exit);
         List<JsonNode> records = AuditLines.read(log);
         List<JsonNode> connects = AuditLines.requests(records).stream()
