@@ -4,6 +4,7 @@ import dev.agentjail.policy.Authorities;
 import dev.agentjail.policy.HostKind;
 import dev.agentjail.policy.MalformedTargetException;
 import dev.agentjail.policy.Target;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.util.concurrent.Future;
@@ -39,15 +40,69 @@ final class TunnelSniCheck extends AbstractSniHandler<Boolean> {
     /** Refused once: what the decoder still holds is dropped with the connection, never judged again. */
     private boolean refused;
 
+    /** Whether the ClientHello carries an encrypted server name (ECH, or the draft ESNI): the real name is hidden. */
+    private boolean encryptedName;
+
+    /** TLS extension types that carry an encrypted inner server name: ECH (RFC 9849), and draft ESNI. */
+    private static final int ECH = 0xfe0d;
+
+    private static final int ESNI = 0xffce;
+
     @Override
-    protected Future<Boolean> lookup(ChannelHandlerContext ctx, io.netty.buffer.ByteBuf hello) throws Exception {
+    protected Future<Boolean> lookup(ChannelHandlerContext ctx, ByteBuf hello) throws Exception {
         clientHello = hello != null;
+        if (hello != null) {
+            java.util.Set<Integer> extensions = extensionTypes(hello);
+            encryptedName = extensions == null || extensions.contains(ECH) || extensions.contains(ESNI);
+        }
         return super.lookup(ctx, hello);
     }
 
     @Override
     protected Future<Boolean> lookup(ChannelHandlerContext ctx, String hostname) {
-        return ctx.executor().newSucceededFuture(clientHello && matches(hostname, target));
+        return ctx.executor().newSucceededFuture(clientHello && !encryptedName && matches(hostname, target));
+    }
+
+    /**
+     * The extension types of a ClientHello body (as Netty hands it over: from the legacy version on), or null when it
+     * does not parse: then it is refused, as its server name cannot be judged.
+     */
+    static java.util.Set<Integer> extensionTypes(ByteBuf hello) {
+        int at = hello.readerIndex();
+        int end = hello.writerIndex();
+        at += 2 + 32; // legacy_version, random
+        if (at + 1 > end) {
+            return null;
+        }
+        at += 1 + hello.getUnsignedByte(at); // legacy_session_id
+        if (at + 2 > end) {
+            return null;
+        }
+        at += 2 + hello.getUnsignedShort(at); // cipher_suites
+        if (at + 1 > end) {
+            return null;
+        }
+        at += 1 + hello.getUnsignedByte(at); // legacy_compression_methods
+        java.util.Set<Integer> types = new java.util.HashSet<>();
+        if (at == end) {
+            return types; // No extensions at all (then no SNI either).
+        }
+        if (at + 2 > end) {
+            return null;
+        }
+        int extensionsEnd = at + 2 + hello.getUnsignedShort(at);
+        at += 2;
+        if (extensionsEnd > end) {
+            return null;
+        }
+        while (at < extensionsEnd) {
+            if (at + 4 > extensionsEnd) {
+                return null;
+            }
+            types.add(hello.getUnsignedShort(at));
+            at += 4 + hello.getUnsignedShort(at + 2);
+        }
+        return at == extensionsEnd ? types : null;
     }
 
     @Override
@@ -61,9 +116,13 @@ final class TunnelSniCheck extends AbstractSniHandler<Boolean> {
                 ctx,
                 !clientHello
                         ? "no TLS ClientHello: a tunnel relays TLS to the CONNECT host " + target.host() + " only"
-                        : hostname == null
-                                ? "the ClientHello names no server; a tunnel to " + target.host() + " needs its name"
-                                : "TLS server name does not match the CONNECT host " + target.host());
+                        : encryptedName
+                                ? "the ClientHello hides its server name (encrypted ClientHello), so a tunnel to "
+                                        + target.host() + " cannot tell which server it reaches"
+                                : hostname == null
+                                        ? "the ClientHello names no server; a tunnel to " + target.host()
+                                                + " needs its name"
+                                        : "TLS server name does not match the CONNECT host " + target.host());
     }
 
     @Override

@@ -110,6 +110,54 @@ class TunnelSniCheckTest {
         assertFalse(channel.finishAndReleaseAll());
     }
 
+    /** {@code hello} (one TLS record) with an empty extension of {@code type} added after its others. */
+    private static byte[] withExtension(byte[] hello, int type) {
+        int at = 5 + 4 + 2 + 32;
+        at += 1 + (hello[at] & 0xff);
+        at += 2 + (((hello[at] & 0xff) << 8) | (hello[at + 1] & 0xff));
+        at += 1 + (hello[at] & 0xff);
+        int extensionsLength = ((hello[at] & 0xff) << 8) | (hello[at + 1] & 0xff);
+        byte[] out = java.util.Arrays.copyOf(hello, hello.length + 4);
+        out[hello.length] = (byte) (type >> 8);
+        out[hello.length + 1] = (byte) type;
+        out[at] = (byte) ((extensionsLength + 4) >> 8);
+        out[at + 1] = (byte) (extensionsLength + 4);
+        int record = (((hello[3] & 0xff) << 8) | (hello[4] & 0xff)) + 4;
+        out[3] = (byte) (record >> 8);
+        out[4] = (byte) record;
+        int handshake = (((hello[6] & 0xff) << 16) | ((hello[7] & 0xff) << 8) | (hello[8] & 0xff)) + 4;
+        out[6] = (byte) (handshake >> 16);
+        out[7] = (byte) (handshake >> 8);
+        out[8] = (byte) handshake;
+        return out;
+    }
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {0xfe0d, 0xffce})
+    void aClientHelloThatHidesItsRealServerNameClosesTheTunnel(int extension) throws Exception {
+        EmbeddedChannel channel = channel("cdn.example.com:443");
+
+        // The outer name is the allowed one; the encrypted inner one picks any origin the CDN serves.
+        channel.writeInbound(Unpooled.wrappedBuffer(withExtension(clientHello("cdn.example.com"), extension)));
+
+        assertArrayEquals(new byte[0], relayed(channel));
+        assertFalse(channel.isOpen());
+        assertTrue(refusals.get(0).contains("hides its server name"), refusals::toString);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @Test
+    void anotherUnknownExtensionChangesNothing() throws Exception {
+        EmbeddedChannel channel = channel("cdn.example.com:443");
+        byte[] hello = withExtension(clientHello("cdn.example.com"), 0x7a7a);
+
+        channel.writeInbound(Unpooled.wrappedBuffer(hello));
+
+        assertArrayEquals(hello, relayed(channel));
+        assertEquals(List.of(), refusals);
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
     @Test
     void noServerNameIsWhatAClientSendsForAnIpAddress() throws Exception {
         EmbeddedChannel channel = channel("203.0.113.7:443");
