@@ -27,6 +27,9 @@ public final class ProxyReasons {
     public static final String TUNNEL_HOST_MISMATCH = "tunnel-host-mismatch";
     /** The TLS ClientHello named another server (SNI) than the CONNECT did. */
     public static final String SNI_MISMATCH = "sni-mismatch";
+
+    /** The request's host name carries a secret: it is never resolved, and its record shows it redacted. */
+    public static final String SECRET_IN_HOST = "secret-in-host";
     /** The client's TLS handshake with the proxy failed (not TLS, a pinned certificate, a protocol error). */
     public static final String CLIENT_TLS_FAILED = "client-tls-failed";
     /** The upstream's certificate did not verify, or its TLS handshake failed: nothing was delivered. */

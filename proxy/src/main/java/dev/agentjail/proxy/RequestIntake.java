@@ -67,6 +67,20 @@ final class RequestIntake {
                     true);
         }
         Routing.Routed routed = (Routing.Routed) routing;
+        java.util.Optional<String> secretHost =
+                runtime.inspector().secretInHost(writtenHost(request, routed), routed.target());
+        if (secretHost.isPresent()) {
+            // Denied before any DNS query or dial: the name itself would carry the secret out; logged redacted.
+            Target redacted = new Target(
+                    secretHost.get(), routed.target().kind(), routed.target().port());
+            return new Refused(
+                    exchange(request, started, startNanos, redacted, routed.scheme(), null, routed.connect(), "-"),
+                    AuditRecord.DENY,
+                    HttpResponseStatus.FORBIDDEN,
+                    ProxyReasons.SECRET_IN_HOST,
+                    "the host name carries a secret; it is never resolved or dialled",
+                    true);
+        }
         Decision decision = routed.decision();
         OutboundRequest outbound = null;
         String path = null;
@@ -140,6 +154,29 @@ final class RequestIntake {
             }
         }
         return new Admitted(ex);
+    }
+
+    /**
+     * The host as the request wrote it, case kept: a CONNECT's authority, an absolute-form target's, or (inside an
+     * intercepted tunnel, origin-form) the Host header; without its port.
+     */
+    static String writtenHost(HttpRequest request, Routing.Routed routed) {
+        String uri = request.uri();
+        String authority;
+        if (routed.connect()) {
+            authority = uri;
+        } else if (uri.regionMatches(true, 0, "http://", 0, 7)) {
+            int end = 7;
+            while (end < uri.length() && "/?#".indexOf(uri.charAt(end)) < 0) {
+                end++;
+            }
+            authority = uri.substring(7, end);
+        } else {
+            String host = request.headers().get(HttpHeaderNames.HOST);
+            authority = host == null ? routed.target().host() : host;
+        }
+        int colon = authority.lastIndexOf(':');
+        return colon > 0 && authority.indexOf(']') < colon ? authority.substring(0, colon) : authority;
     }
 
     /** How a refusal names the request to the agent: {@code CONNECT host:port} or {@code GET https://host}. */

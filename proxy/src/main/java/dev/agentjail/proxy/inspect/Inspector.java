@@ -51,6 +51,25 @@ public final class Inspector {
         return OutboundRequest.start(this, request, target, originForm, verifiedTls);
     }
 
+    /**
+     * The host of {@code target} redacted, if the name carries a secret: as {@code written} in the request (its case
+     * kept) or in its canonical form. Empty when it carries none, and for IP addresses.
+     */
+    public java.util.Optional<String> secretInHost(String written, Target target) {
+        if (target.isIpLiteral()) {
+            return java.util.Optional.empty();
+        }
+        dev.agentjail.proxy.redact.Findings findings = new dev.agentjail.proxy.redact.Findings();
+        String raw = redactor.redactHost(written, findings);
+        String canonical = redactor.redactHost(target.host(), findings);
+        if (findings.total() == 0) {
+            return java.util.Optional.empty();
+        }
+        // Markers keep the length and use unreserved characters: one of the two redacted spellings shows where.
+        String redacted = !canonical.equals(target.host()) ? canonical : raw.toLowerCase(java.util.Locale.ROOT);
+        return java.util.Optional.of(redacted);
+    }
+
     /** The target redacted for the record of a request that goes nowhere (denied or refused). */
     public String redactedTarget(String originForm) {
         return redactor.redactTarget(originForm, new dev.agentjail.proxy.redact.Findings());

@@ -24,6 +24,9 @@ public final class Redactor {
      * carries the secret.
      */
     public static final String LOCATION_HEADER_NAME = "header-name";
+
+    /** Where a secret in a request's host name is counted. */
+    public static final String LOCATION_HOST = "host";
     /** Finding locations of headers are this prefix plus the lower-case header name. */
     public static final String LOCATION_HEADER_PREFIX = "header:";
 
@@ -95,6 +98,16 @@ public final class Redactor {
         int before = findings.total();
         redactString(name, Mode.TEXT, LOCATION_HEADER_NAME, findings);
         return findings.total() > before;
+    }
+
+    /**
+     * Redacts a host name as written (before it is lower-cased: a key id such as {@code AKIA...} keeps its case
+     * there), counting what it finds under {@value #LOCATION_HOST}. The caller denies a request whose name carried one:
+     * a name is resolved and sent on as it is, so it cannot be redacted, only refused.
+     */
+    public String redactHost(String host, Findings findings) {
+        Objects.requireNonNull(host, "host");
+        return redactString(host, Mode.TEXT, LOCATION_HOST, findings);
     }
 
     /** A streaming redactor for one body of the given kind; findings are recorded under {@code location}. */
