@@ -104,6 +104,26 @@ class ProxyInspectionTest {
         assertEquals(ProxyReasons.SECRET_BLOCKED, proxy.records().getFirst().reason());
     }
 
+    // ---- point 3: one reading of the body's text ----
+
+    @Test
+    void aBodyInACharsetTheScannerCannotReadGoesNowhere() throws Exception {
+        String up = start("");
+        byte[] body = ("{\"token\":\"" + PAT + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_16LE);
+        try (RawClient c = RawClient.connect(proxy.address())) {
+            c.send("POST http://" + up + "/v1 HTTP/1.1\r\nHost: " + up
+                    + "\r\nContent-Type: application/json; charset=utf-16le\r\nContent-Length: " + body.length
+                    + "\r\n\r\n");
+            c.send(body);
+            RawResponse response = c.readResponse(WAIT);
+
+            assertEquals(403, response.status());
+            assertEquals(ProxyReasons.UNINSPECTABLE_BODY, response.header(ProxyReasons.HEADER));
+        }
+        upstream.assertUntouched();
+        assertEquals(ProxyReasons.UNINSPECTABLE_BODY, proxy.records().getFirst().reason());
+    }
+
     // ---- point 2: what was scanned is what is sent ----
 
     @Test

@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -114,12 +115,87 @@ public final class OutboundRequest {
         }
         BodyKind kind = BodyKind.fromContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE));
         OutboundRequest out = new OutboundRequest(inspector, head, target0, rewritten, fixed, coding, kind);
+        Optional<String> charsetProblem = hasBody(request)
+                ? charsetProblem(request.headers().get(HttpHeaderNames.CONTENT_TYPE))
+                : Optional.empty();
         if (codingProblem != null) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, codingProblem);
+        } else if (charsetProblem.isPresent()) {
+            out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, charsetProblem.get());
         } else if (!head.isEmpty() && (inspector.blocks() || fixed.isPresent())) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, out.blockDetail("request head"));
         }
         return out;
+    }
+
+    /**
+     * Charsets in which the scanner's text is the receiver's text: the ASCII bytes of a secret are those bytes. In any
+     * other (UTF-16, UTF-7, EBCDIC, ...) a receiver that decodes as declared reads a secret the scanner never saw.
+     */
+    private static final java.util.Set<String> READABLE_CHARSETS =
+            java.util.Set.of("utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1", "windows-1252");
+
+    /** Why a body declared in {@code contentType}'s charset cannot be scanned as text, if it cannot. */
+    static Optional<String> charsetProblem(String contentType) {
+        if (contentType == null) {
+            return Optional.empty();
+        }
+        List<String> charsets = new ArrayList<>();
+        int i = contentType.indexOf(';');
+        while (i >= 0 && i < contentType.length()) {
+            int start = i + 1;
+            int eq = contentType.indexOf('=', start);
+            if (eq < 0) {
+                break;
+            }
+            String name = contentType.substring(start, eq).strip().toLowerCase(java.util.Locale.ROOT);
+            StringBuilder value = new StringBuilder();
+            int at = eq + 1;
+            while (at < contentType.length() && contentType.charAt(at) == ' ') {
+                at++;
+            }
+            if (at < contentType.length() && contentType.charAt(at) == '"') {
+                at++;
+                while (at < contentType.length() && contentType.charAt(at) != '"') {
+                    if (contentType.charAt(at) == '\\' && at + 1 < contentType.length()) {
+                        at++;
+                    }
+                    value.append(contentType.charAt(at++));
+                }
+                at++;
+                int next = contentType.indexOf(';', at);
+                i = next;
+            } else {
+                int next = contentType.indexOf(';', at);
+                value.append(contentType, at, next < 0 ? contentType.length() : next);
+                i = next;
+            }
+            if (name.equals("charset")) {
+                charsets.add(value.toString().strip().toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        if (charsets.size() > 1) {
+            return Optional.of("the body declares " + charsets.size() + " charsets; a receiver could read either");
+        }
+        if (charsets.size() == 1 && !READABLE_CHARSETS.contains(charsets.get(0))) {
+            return Optional.of("the body declares charset '" + printable(charsets.get(0))
+                    + "', in which a receiver reads text the scanner cannot; send it as UTF-8");
+        }
+        return Optional.empty();
+    }
+
+    private static String printable(String text) {
+        StringBuilder out = new StringBuilder();
+        for (int k = 0; k < text.length() && k < 40; k++) {
+            char c = text.charAt(k);
+            out.append(c >= 0x20 && c < 0x7f ? c : '?');
+        }
+        return out.toString();
+    }
+
+    private static boolean hasBody(HttpRequest request) {
+        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
+                || io.netty.handler.codec.http.HttpUtil.getContentLength(request, 0L) > 0;
     }
 
     private static InjectedCredential credentialFor(Inspector inspector, Target target, String name, String value) {
