@@ -262,11 +262,18 @@ final class InspectionSetup implements AutoCloseable {
         return value != null && !value.isEmpty();
     }
 
+    /**
+     * A fresh placeholder for {@code real}: as long as the value when the value is long enough for the prefix and
+     * {@value #PLACEHOLDER_RANDOM_BYTES} random bytes, so that the proxy can swap a reflected value back to it in a
+     * response without changing its framing (ResponseScrubber).
+     */
     static String newPlaceholder(SecureRandom random, String real) {
+        int hexChars = Math.max(2 * PLACEHOLDER_RANDOM_BYTES, real.length() - PLACEHOLDER_PREFIX.length());
         while (true) {
-            byte[] bytes = new byte[PLACEHOLDER_RANDOM_BYTES];
+            byte[] bytes = new byte[(hexChars + 1) / 2];
             random.nextBytes(bytes);
-            String placeholder = PLACEHOLDER_PREFIX + HexFormat.of().formatHex(bytes);
+            String placeholder =
+                    PLACEHOLDER_PREFIX + HexFormat.of().formatHex(bytes).substring(0, hexChars);
             // Never true in practice; checked because the proxy refuses such a pair.
             if (!placeholder.contains(real) && !real.contains(placeholder)) {
                 return placeholder;

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class InspectionSetupTest {
     private static final String SECRET = "s3cr3t-value-from-env";
     private static final String REAL_KEY = "real-api-key-0123456789";
-    private static final String PLACEHOLDER = "agentjail-placeholder-[0-9a-f]{32}";
+    private static final String PLACEHOLDER = "agentjail-placeholder-[0-9a-f]{32,}";
 
     @TempDir
     Path dir;

@@ -5,6 +5,7 @@ import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
+import dev.agentjail.proxy.inspect.ResponseScrubber;
 import dev.agentjail.proxy.mcp.McpErrors;
 import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.route.Router;
@@ -25,6 +26,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -439,6 +441,22 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     void onResponseHead(HttpResponse response, boolean head) {
         Exchange ex = current;
+        ResponseScrubber scrubber = scrubberOf(ex);
+        if (scrubber != null) {
+            String coding = response.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+            if (coding != null && !coding.isBlank() && !coding.strip().equalsIgnoreCase("identity")) {
+                // Asked for identity; a compressed body could carry the injected value past the scrubber.
+                endInFlight(
+                        ex,
+                        AuditRecord.DENY,
+                        HttpResponseStatus.BAD_GATEWAY,
+                        ProxyReasons.CREDENTIAL_RESPONSE_ENCODED,
+                        "the response to a request carrying an injected credential came with Content-Encoding "
+                                + coding.strip() + ", which the proxy cannot scrub of the credential");
+                return;
+            }
+            scrubber.scrub(response.headers());
+        }
         if (ex.mcp != null) {
             McpExchange.ResponseMode mode = ex.mcp.onResponseHead(response);
             if (mode == McpExchange.ResponseMode.REFUSE) {
@@ -513,8 +531,27 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         TunnelSwitch.upgrade(ctx, conn, ex, runtime, clientAddress(), WebSockets.switchingProtocols(response));
     }
 
+    /** The scrubber of a response to a request that carried an injected credential, else null. */
+    private static ResponseScrubber scrubberOf(Exchange ex) {
+        return ex.outbound == null ? null : ex.outbound.scrubber().orElse(null);
+    }
+
     void onResponseContent(HttpContent content) {
         Exchange ex = current;
+        ResponseScrubber scrubber = scrubberOf(ex);
+        if (scrubber != null) {
+            boolean isLast = content instanceof LastHttpContent;
+            HttpHeaders trailers = isLast ? ((LastHttpContent) content).trailingHeaders() : null;
+            ByteBuf scrubbed = scrubber.scrub(content.content(), isLast, ctx.alloc());
+            if (isLast) {
+                DefaultLastHttpContent last = new DefaultLastHttpContent(scrubbed);
+                last.trailingHeaders().set(trailers);
+                scrubber.scrub(last.trailingHeaders());
+                content = last;
+            } else {
+                content = new DefaultHttpContent(scrubbed);
+            }
+        }
         if (ex.mcp != null && ex.mcp.responseMode() != McpExchange.ResponseMode.PASS) {
             // Counted as sent to the client, after filtering.
             mcpResponseContent(ex, content);

@@ -30,6 +30,9 @@ public final class ProxyReasons {
 
     /** The request's host name carries a secret: it is never resolved, and its record shows it redacted. */
     public static final String SECRET_IN_HOST = "secret-in-host";
+
+    /** A credential host answered a request carrying an injected credential with a compressed body: not scrubbable. */
+    public static final String CREDENTIAL_RESPONSE_ENCODED = "credential-response-encoded";
     /** The client's TLS handshake with the proxy failed (not TLS, a pinned certificate, a protocol error). */
     public static final String CLIENT_TLS_FAILED = "client-tls-failed";
     /** The upstream's certificate did not verify, or its TLS handshake failed: nothing was delivered. */

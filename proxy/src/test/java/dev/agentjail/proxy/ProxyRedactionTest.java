@@ -274,6 +274,67 @@ class ProxyRedactionTest {
     }
 
     @Test
+    void aCredentialHostThatEchoesTheKeyNeverHandsTheRealValueToTheJail() throws Exception {
+        upstream.close();
+        // An endpoint that reflects the request headers, in a header and in a chunked body, the key split across
+        // chunks.
+        upstream = RecordingUpstream.startTls(tls.upstreamServer(HOST), r -> {
+            String key = r.headers("x-api-key").isEmpty()
+                    ? ""
+                    : r.headers("x-api-key").get(0);
+            String half = key.substring(0, key.length() / 2);
+            String rest = key.substring(key.length() / 2);
+            String first = "{\"your_key\":\"" + half;
+            String second = rest + "\",\"again\":\"" + key + "\"}";
+            return "HTTP/1.1 200 OK\r\nX-Echo: key=" + key + "\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + Integer.toHexString(first.length()) + "\r\n" + first + "\r\n"
+                    + Integer.toHexString(second.length()) + "\r\n" + second + "\r\n0\r\n\r\n";
+        });
+        authority = HOST + ":" + upstream.port();
+        start("");
+
+        TestTls.Connected c = TestTls.connect(proxy.port(), authority);
+        String response;
+        try (SSLSocket s = TestTls.handshake(
+                c.socket(), TestTls.clientTrusting(tls.proxyCa().certificate()), HOST, HOST)) {
+            s.getOutputStream()
+                    .write(("GET /v1/echo HTTP/1.1\r\nHost: " + authority + "\r\nx-api-key: " + PLACEHOLDER
+                                    + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.ISO_8859_1));
+            s.getOutputStream().flush();
+            response = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+
+        assertEquals(List.of(REAL_KEY), onlyRequest().headers("x-api-key"), "the key was injected");
+        assertTrue(response.startsWith("HTTP/1.1 200"), response);
+        assertFalse(response.contains(REAL_KEY), response);
+        assertFalse(response.contains(REAL_KEY.substring(0, REAL_KEY.length() / 2) + "\r\n"), response);
+        String swapped = PLACEHOLDER.substring(0, REAL_KEY.length());
+        assertTrue(response.contains("X-Echo: key=" + swapped), response);
+        assertTrue(response.contains("\"again\":\"" + swapped + "\""), response);
+    }
+
+    @Test
+    void aCompressedAnswerToACredentialRequestIsRefusedForItCouldHideTheKey() throws Exception {
+        upstream.close();
+        upstream = RecordingUpstream.startTls(
+                tls.upstreamServer(HOST),
+                r -> "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc");
+        authority = HOST + ":" + upstream.port();
+        start("");
+
+        String response = send(
+                "GET /v1/models HTTP/1.1\r\nHost: " + authority + "\r\nAccept-Encoding: gzip\r\nx-api-key: "
+                        + PLACEHOLDER + "\r\n\r\n",
+                new byte[0],
+                1);
+
+        assertTrue(response.startsWith("HTTP/1.1 502"), response);
+        assertTrue(response.contains(ProxyReasons.HEADER + ": " + ProxyReasons.CREDENTIAL_RESPONSE_ENCODED), response);
+        assertEquals(List.of("identity"), onlyRequest().headers("accept-encoding"), "identity was asked for");
+    }
+
+    @Test
     void theCredentialPlaceholderIsSwappedOnlyInItsHeaderForItsHost() throws Exception {
         start("");
         byte[] body = ("{\"leak\":\"" + PLACEHOLDER + "\"}").getBytes(StandardCharsets.UTF_8);

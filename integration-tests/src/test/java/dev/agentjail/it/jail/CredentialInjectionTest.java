@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CredentialInjectionTest {
     static final String VARIABLE = "EXAMPLE_API_KEY";
     static final String REAL = "real-example-key-5f1c0e2a9b7d4c3e8a6f";
-    static final String PLACEHOLDER = "agentjail-placeholder-[0-9a-f]{32}";
+    static final String PLACEHOLDER = "agentjail-placeholder-[0-9a-f]{32,}";
 
     static InterceptedUpstream upstream;
 

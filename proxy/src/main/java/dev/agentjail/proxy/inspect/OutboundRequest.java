@@ -83,6 +83,7 @@ public final class OutboundRequest {
         Findings head = new Findings();
         String target0 = redactor.redactTarget(originForm, head);
         HttpHeaders rewritten = new DefaultHttpHeaders();
+        List<InjectedCredential> injected = new ArrayList<>();
         for (Map.Entry<String, String> h : request.headers()) {
             String name = h.getKey();
             if (redactor.headerNameCarriesSecret(name, head)) {
@@ -94,6 +95,7 @@ public final class OutboundRequest {
             InjectedCredential credential = verifiedTls ? credentialFor(inspector, target, name, value) : null;
             if (credential != null) {
                 rewritten.add(name, value.replace(credential.placeholder(), credential.value()));
+                injected.add(credential);
             } else {
                 rewritten.add(name, redactor.redactHeader(name, value, head));
             }
@@ -114,7 +116,12 @@ public final class OutboundRequest {
             rewritten.remove(HttpHeaderNames.CONTENT_ENCODING);
         }
         BodyKind kind = BodyKind.fromContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE));
+        if (!injected.isEmpty()) {
+            // The response is scrubbed of the injected value as it streams: it must come as it is, not compressed.
+            rewritten.set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
+        }
         OutboundRequest out = new OutboundRequest(inspector, head, target0, rewritten, fixed, coding, kind);
+        out.scrubber = injected.isEmpty() ? null : new ResponseScrubber(injected);
         Optional<String> charsetProblem = hasBody(request)
                 ? charsetProblem(request.headers().get(HttpHeaderNames.CONTENT_TYPE))
                 : Optional.empty();
@@ -207,6 +214,14 @@ public final class OutboundRequest {
             }
         }
         return null;
+    }
+
+    /** Set when a credential was injected: the response is swapped back to placeholders (see ResponseScrubber). */
+    private ResponseScrubber scrubber;
+
+    /** The scrubber of the response, when this request carries an injected credential. */
+    public Optional<ResponseScrubber> scrubber() {
+        return Optional.ofNullable(scrubber);
     }
 
     /** The request target (origin-form) to send, secrets replaced. */
