@@ -1,10 +1,8 @@
 package dev.agentjail.proxy.http;
 
 import io.netty.handler.codec.http.HttpHeaders;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /**
  * Refuses a request head whose body could be read in more than one way through the headers that type or
@@ -75,71 +73,19 @@ final class BodyHeaders {
     }
 
     /**
-     * RFC 9110 media-type: {@code type "/" subtype *( OWS ";" OWS [ token "=" ( token / quoted-string ) ] )},
-     * each parameter name at most once (a second {@code charset} is a second reading).
+     * RFC 9110 media-type ({@link MediaType}), each parameter name at most once (a second {@code charset} is a
+     * second reading).
      */
     private static void checkMediaType(String value) throws RequestRejected {
-        int semicolon = value.indexOf(';');
-        String essence = (semicolon < 0 ? value : value.substring(0, semicolon)).strip();
-        int slash = essence.indexOf('/');
-        if (slash < 0
-                || !HeaderSyntax.isToken(essence.substring(0, slash))
-                || !HeaderSyntax.isToken(essence.substring(slash + 1))) {
-            throw ambiguous("Content-Type is not one media type");
+        MediaType type;
+        try {
+            type = MediaType.parse(value);
+        } catch (MediaType.Malformed e) {
+            throw ambiguous("Content-Type is malformed: " + e.getMessage());
         }
-        Set<String> seen = new HashSet<>();
-        int i = semicolon;
-        int n = value.length();
-        while (i >= 0 && i < n) {
-            // value.charAt(i) == ';'
-            i = skipOws(value, i + 1);
-            if (i >= n || value.charAt(i) == ';') {
-                continue; // an empty parameter
-            }
-            int eq = value.indexOf('=', i);
-            if (eq < 0 || !HeaderSyntax.isToken(value.substring(i, eq))) {
-                throw ambiguous("Content-Type has a malformed parameter");
-            }
-            if (!seen.add(value.substring(i, eq).toLowerCase(Locale.ROOT))) {
-                throw ambiguous("Content-Type repeats a parameter");
-            }
-            i = eq + 1;
-            if (i < n && value.charAt(i) == '"') {
-                i = endOfQuoted(value, i);
-            } else {
-                int start = i;
-                while (i < n && HeaderSyntax.isTchar(value.charAt(i))) {
-                    i++;
-                }
-                if (i == start) {
-                    throw ambiguous("Content-Type has a parameter without a value");
-                }
-            }
-            i = skipOws(value, i);
-            if (i < n && value.charAt(i) != ';') {
-                throw ambiguous("Content-Type has text after a parameter");
-            }
+        if (type.repeatsAParameter()) {
+            throw ambiguous("Content-Type repeats a parameter");
         }
-    }
-
-    /** The index after the closing quote of the quoted-string starting at {@code open}. */
-    private static int endOfQuoted(String value, int open) throws RequestRejected {
-        for (int i = open + 1; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '\\') {
-                i++;
-            } else if (c == '"') {
-                return i + 1;
-            }
-        }
-        throw ambiguous("Content-Type has an unterminated quoted string");
-    }
-
-    private static int skipOws(String value, int i) {
-        while (i < value.length() && HeaderSyntax.isOws(value.charAt(i))) {
-            i++;
-        }
-        return i;
     }
 
     private static RequestRejected ambiguous(String detail) {

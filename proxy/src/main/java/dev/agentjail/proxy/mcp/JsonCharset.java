@@ -1,5 +1,6 @@
 package dev.agentjail.proxy.mcp;
 
+import dev.agentjail.proxy.http.MediaType;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -7,6 +8,11 @@ import java.nio.charset.Charset;
 import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Reads JSON bytes in the encoding a JSON parser would pick for them, as UTF-8: a byte order mark decides (UTF-8,
@@ -102,30 +108,48 @@ final class JsonCharset {
         }
     }
 
+    /** More declared charsets than this is no honest Content-Type: detection refuses the body. */
+    static final int MAX_DECLARED = 8;
+
+    /** {@code charset=value} wherever it appears, as a reader that splits on ';' or searches the text finds it. */
+    private static final Pattern ANY_CHARSET =
+            Pattern.compile("(?i)charset[ \\t]*=[ \\t]*(\"(?:[^\"\\\\]|\\\\.)*\"?|[^;,\\s\"]+)");
+
     /**
-     * The {@code charset} parameter of a {@code Content-Type} value as a charset Java knows, or null (absent, unknown,
-     * or malformed).
+     * Every charset a receiver could read a body of type {@code contentType} in, that Java knows: the {@code
+     * charset} parameters of the RFC 9110 parse (all of them when it is repeated), and every {@code charset=}
+     * anywhere in the value, quoted or not, as splitters that ignore quotes, lenient parsers of a malformed list
+     * and substring searches read it. Empty when there is none; names Java does not know are left out.
      */
-    static Charset declared(String contentType) {
+    static List<Charset> declared(String contentType) {
         if (contentType == null) {
-            return null;
+            return List.of();
         }
-        String[] parts = contentType.split(";");
-        for (int i = 1; i < parts.length; i++) {
-            String p = parts[i].strip();
-            int eq = p.indexOf('=');
-            if (eq > 0 && p.substring(0, eq).strip().equalsIgnoreCase("charset")) {
-                String value = p.substring(eq + 1).strip();
-                if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-                    value = value.substring(1, value.length() - 1);
-                }
-                try {
-                    return Charset.forName(value);
-                } catch (IllegalArgumentException unknown) {
-                    return null;
-                }
+        Set<String> names = new LinkedHashSet<>();
+        try {
+            names.addAll(MediaType.parse(contentType).values("charset"));
+        } catch (MediaType.Malformed e) {
+            // Every reading below is one some receiver could make of it.
+        }
+        Matcher m = ANY_CHARSET.matcher(contentType);
+        while (m.find()) {
+            String value = m.group(1);
+            names.add(value);
+            if (value.startsWith("\"")) {
+                String inner =
+                        value.substring(1, value.length() - (value.length() > 1 && value.endsWith("\"") ? 1 : 0));
+                names.add(inner);
+                names.add(inner.replaceAll("\\\\(.)", "$1"));
             }
         }
-        return null;
+        Set<Charset> out = new LinkedHashSet<>();
+        for (String name : names) {
+            try {
+                out.add(Charset.forName(name.strip()));
+            } catch (IllegalArgumentException unknown) {
+                // Not a reading Java can make; a receiver that cannot decode it refuses the body.
+            }
+        }
+        return List.copyOf(out);
     }
 }

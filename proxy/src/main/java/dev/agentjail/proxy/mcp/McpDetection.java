@@ -41,11 +41,12 @@ final class McpDetection {
     private static final List<String> SSE_FIELDS = List.of("data:", "event:", "id:", "retry:", ":");
 
     private final String contentEncoding;
-    private final Charset declared;
+    /** The charsets the {@code Content-Type} could be read to declare, each one more reading. */
+    private final List<Charset> declared;
 
     /**
      * {@code contentEncoding}: the request's codings (null or identity: none); {@code contentType}: its type, whose
-     * {@code charset} is one more reading.
+     * {@code charset} is one more reading, every one a receiver could see in it when it is repeated or malformed.
      */
     McpDetection(String contentEncoding, String contentType) {
         String coding = null;
@@ -79,12 +80,17 @@ final class McpDetection {
             }
         }
         boolean enough = complete || length >= SNIFF_BYTES;
+        if (declared.size() > JsonCharset.MAX_DECLARED) {
+            return new Verdict.Mcp(null, "a Content-Type naming more than " + JsonCharset.MAX_DECLARED + " charsets");
+        }
         JsonCharset.Detected detected = JsonCharset.detect(body, length);
-        List<Verdict> verdicts = new ArrayList<>(2);
+        List<Verdict> verdicts = new ArrayList<>(1 + declared.size());
         verdicts.add(reading(body, length, detected, enough, complete));
-        if (declared != null && !declared.equals(detected.charset())) {
-            byte[] utf8 = JsonCharset.toUtf8(body, 0, length, declared);
-            verdicts.add(decideUtf8(utf8, utf8.length, enough, complete, "declared " + declared.name()));
+        for (Charset charset : declared) {
+            if (!charset.equals(detected.charset())) {
+                byte[] utf8 = JsonCharset.toUtf8(body, 0, length, charset);
+                verdicts.add(decideUtf8(utf8, utf8.length, enough, complete, "declared " + charset.name()));
+            }
         }
         Verdict result = NOT_MCP;
         for (Verdict v : verdicts) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -55,17 +56,27 @@ class JsonCharsetTest {
     }
 
     static Stream<Arguments> declared() {
+        Charset ebcdic = Charset.forName("IBM037");
         return Stream.of(
-                Arguments.of("application/json", null),
-                Arguments.of("application/json; charset=utf-16le", StandardCharsets.UTF_16LE),
-                Arguments.of("application/json;CHARSET=\"UTF-16\"", StandardCharsets.UTF_16),
-                Arguments.of("text/plain; format=x; charset=ISO-8859-1", StandardCharsets.ISO_8859_1),
-                Arguments.of("application/json; charset=not-a-charset", null));
+                Arguments.of(null, List.of()),
+                Arguments.of("application/json", List.of()),
+                Arguments.of("application/json; charset=utf-16le", List.of(StandardCharsets.UTF_16LE)),
+                Arguments.of("application/json;CHARSET=\"UTF-16\"", List.of(StandardCharsets.UTF_16)),
+                Arguments.of("text/plain; format=x; charset=ISO-8859-1", List.of(StandardCharsets.ISO_8859_1)),
+                Arguments.of("application/json; charset=not-a-charset", List.of()),
+                Arguments.of("application/json; x=\"a;charset=bogus\"; charset=IBM037", List.of(ebcdic)),
+                // A splitter that ignores quotes reads the first, RFC 9110 the second.
+                Arguments.of(
+                        "application/json; x=\"a;charset=IBM037;\"; charset=utf-8",
+                        List.of(StandardCharsets.UTF_8, ebcdic)),
+                Arguments.of(
+                        "application/json; charset=utf-8; charset=IBM037", List.of(StandardCharsets.UTF_8, ebcdic)),
+                Arguments.of("application/json; charset=\"IBM037", List.of(ebcdic)));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("declared")
-    void readsTheDeclaredCharset(String type, Charset expected) {
+    void readsEveryCharsetTheTypeCouldDeclare(String type, List<Charset> expected) {
         assertEquals(expected, JsonCharset.declared(type));
     }
 }

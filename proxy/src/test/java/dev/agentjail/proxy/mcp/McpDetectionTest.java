@@ -96,6 +96,51 @@ class McpDetectionTest {
         return Stream.of("IBM037", "IBM500", "UTF-16", "UTF-32");
     }
 
+    /**
+     * Content-Types whose charset one receiver or another reads as EBCDIC: quoted strings that hide a ';' or a bogus
+     * charset, escapes, names in any case, a charset named twice, malformed lists that lenient parsers still read.
+     */
+    static Stream<String> ebcdicTypes() {
+        return Stream.of(
+                "application/json; x=\"a;charset=bogus\"; charset=IBM037",
+                "application/json; x=\"a\\\";charset=bogus\"; charset=IBM037",
+                "application/json; x=\"a;charset=IBM037;\"; charset=utf-8",
+                "application/json; CHARSET=\"IBM037\"",
+                "application/json; charset=\"IB\\M037\"",
+                "application/json; charset=bogus; charset=IBM037",
+                "application/json; charset=utf-8; charset=IBM037",
+                "application/json; charset=IBM037; charset=utf-8",
+                "application/json; charset=\"IBM037",
+                "application/json; x=\"a;charset=IBM037",
+                "application/json;charset = IBM037",
+                "application/json, text/plain; charset=IBM037",
+                "application/json; charset=IBM037, text/plain");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ebcdicTypes")
+    void foundInEveryCharsetAContentTypeCouldDeclare(String type) {
+        byte[] body = CALL.getBytes(Charset.forName("IBM037"));
+        McpDetection d = new McpDetection(null, type);
+        McpDetection.Verdict v = d.decide(body, body.length, true);
+        assertInstanceOf(McpDetection.Verdict.Mcp.class, v);
+        assertEquals("declared IBM037", ((McpDetection.Verdict.Mcp) v).reading());
+    }
+
+    @org.junit.jupiter.api.Test
+    void aContentTypeNamingTooManyCharsetsIsRefused() {
+        StringBuilder type = new StringBuilder("application/json");
+        for (String c :
+                new String[] {"IBM037", "IBM500", "IBM273", "IBM277", "IBM278", "IBM280", "IBM284", "IBM285", "IBM297"
+                }) {
+            type.append("; charset=").append(c);
+        }
+        byte[] body = "{\"model\":\"x\"}".getBytes(StandardCharsets.UTF_8);
+        assertInstanceOf(
+                McpDetection.Verdict.Mcp.class,
+                new McpDetection(null, type.toString()).decide(body, body.length, true));
+    }
+
     static Stream<Arguments> notMcp() {
         return Stream.of(
                 Arguments.of("plain JSON", "{\"model\":\"x\",\"messages\":[{\"role\":\"user\"}]}"),

@@ -179,6 +179,18 @@ class McpResponseWireTest {
         assertRefusedElsewhere(gzip(body), "Content-Type: application/json", "Content-Encoding: gzip");
     }
 
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "application/json; x=\"a;charset=bogus\"; charset=IBM037",
+                "application/json; x=\"a;charset=IBM037;\"; charset=utf-8",
+                "application/json; charset=\"IB\\M037\""
+            })
+    void mcpInACharsetHiddenInTheContentTypeToAnUnapprovedPlaceIsRefused(String type) throws Exception {
+        assertRefusedElsewhere(
+                McpDetectionTest.CALL.getBytes(java.nio.charset.Charset.forName("IBM037")), "Content-Type: " + type);
+    }
+
     @org.junit.jupiter.api.Test
     void aCompressedBodyThatIsNotMcpGoesOnWhole() throws Exception {
         answer = utf8(McpProxy.RESULT);
