@@ -116,16 +116,32 @@ final class JsonCharset {
             Pattern.compile("(?i)charset[ \\t]*=[ \\t]*(\"(?:[^\"\\\\]|\\\\.)*\"?|[^;,\\s\"]+)");
 
     /**
-     * Every charset a receiver could read a body of type {@code contentType} in, that Java knows: the {@code
-     * charset} parameters of the RFC 9110 parse (all of them when it is repeated), and every {@code charset=}
-     * anywhere in the value, quoted or not, as splitters that ignore quotes, lenient parsers of a malformed list
-     * and substring searches read it. Empty when there is none; names Java does not know are left out.
+     * Every charset a receiver could read a body of type {@code contentType} in, that Java knows ({@link
+     * #declaredNames}). Empty when there is none; names Java does not know are left out.
      */
     static List<Charset> declared(String contentType) {
-        if (contentType == null) {
-            return List.of();
+        Set<Charset> out = new LinkedHashSet<>();
+        for (String name : declaredNames(contentType)) {
+            try {
+                out.add(Charset.forName(name.strip()));
+            } catch (IllegalArgumentException unknown) {
+                // Not a reading Java can make; a receiver that cannot decode it refuses the body.
+            }
         }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Every charset name a receiver could read in {@code contentType}: the {@code charset} parameters of the RFC
+     * 9110 parse (all of them when it is repeated), and every {@code charset=} anywhere in the value, quoted or not,
+     * escapes undone or not, as splitters that ignore quotes, lenient parsers of a malformed list and substring
+     * searches read it.
+     */
+    static Set<String> declaredNames(String contentType) {
         Set<String> names = new LinkedHashSet<>();
+        if (contentType == null) {
+            return names;
+        }
         try {
             names.addAll(MediaType.parse(contentType).values("charset"));
         } catch (MediaType.Malformed e) {
@@ -134,22 +150,49 @@ final class JsonCharset {
         Matcher m = ANY_CHARSET.matcher(contentType);
         while (m.find()) {
             String value = m.group(1);
-            names.add(value);
             if (value.startsWith("\"")) {
                 String inner =
                         value.substring(1, value.length() - (value.length() > 1 && value.endsWith("\"") ? 1 : 0));
                 names.add(inner);
                 names.add(inner.replaceAll("\\\\(.)", "$1"));
+            } else {
+                names.add(value);
             }
         }
-        Set<Charset> out = new LinkedHashSet<>();
-        for (String name : names) {
-            try {
-                out.add(Charset.forName(name.strip()));
-            } catch (IllegalArgumentException unknown) {
-                // Not a reading Java can make; a receiver that cannot decode it refuses the body.
+        return names;
+    }
+
+    /**
+     * Why a body of type {@code contentType} might be read as something other than UTF-8, or null when every reading
+     * of it is UTF-8 (no charset, or {@code utf-8} / {@code utf8} in any case, quoted or not): a charset named more
+     * than once, anywhere, and, when {@code strictSyntax}, a value that is not one well-formed media type. {@code
+     * what}: the message the body is, for the explanation.
+     */
+    static String utf8Problem(String contentType, boolean strictSyntax, String what) {
+        if (contentType == null) {
+            return null;
+        }
+        try {
+            MediaType type = MediaType.parse(contentType);
+            if (type.values("charset").size() > 1) {
+                return what + "'s Content-Type names its charset more than once";
+            }
+        } catch (MediaType.Malformed e) {
+            if (strictSyntax) {
+                return what + "'s Content-Type is not one well-formed media type (" + e.getMessage() + ")";
             }
         }
-        return List.copyOf(out);
+        for (String name : declaredNames(contentType)) {
+            if (!name.equalsIgnoreCase("utf-8") && !name.equalsIgnoreCase("utf8")) {
+                return what + "'s Content-Type declares charset '" + McpGate.printable(name)
+                        + "': the proxy reads it as UTF-8 only";
+            }
+        }
+        Matcher m = ANY_CHARSET.matcher(contentType);
+        int seen = 0;
+        while (m.find()) {
+            seen++;
+        }
+        return seen > 1 ? what + "'s Content-Type names its charset more than once" : null;
     }
 }

@@ -44,6 +44,11 @@ public final class McpErrors {
     public static final String REASON_UNINSPECTABLE = "mcp-uninspectable";
     /** An {@code Mcp-Session-Id} or {@code MCP-Protocol-Version} header the proxy cannot vouch for. */
     public static final String REASON_BAD_HEADER = "mcp-bad-header";
+    /**
+     * A request to an approved server whose {@code Content-Type} lets the server read its body in another charset
+     * than UTF-8 (another charset, one named twice, a malformed parameter list): answered with 415.
+     */
+    public static final String REASON_CHARSET_REFUSED = "mcp-charset-refused";
     /** An {@code Mcp-Session-Id} not issued through this proxy (or ended), or a {@code Last-Event-ID} without one. */
     public static final String REASON_SESSION_UNKNOWN = "mcp-session-unknown";
     /**

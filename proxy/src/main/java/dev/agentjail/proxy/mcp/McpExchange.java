@@ -203,7 +203,8 @@ public final class McpExchange {
 
     /**
      * Refuses, from its head alone, a request to an approved endpoint with malformed MCP headers, a session this proxy
-     * did not see the server issue, or a body that could not be inspected (compressed, a WebSocket upgrade): true when
+     * did not see the server issue, a body the server could read in another charset than UTF-8 (the one the proxy
+     * reads), or a body that could not be inspected (compressed, a WebSocket upgrade): true when
      * it did, and {@link #refusal} answers. A {@code DELETE} that passes ends its session for the proxy.
      */
     public boolean refusedFromHead(HttpRequest request, boolean websocket) {
@@ -223,6 +224,20 @@ public final class McpExchange {
             refuse(
                     HttpResponseStatus.NOT_FOUND,
                     McpVerdict.refuse(McpErrors.SESSION_UNKNOWN, McpErrors.REASON_SESSION_UNKNOWN, session, rule()));
+            return true;
+        }
+        String charset =
+                JsonCharset.utf8Problem(joined(request, HttpHeaderNames.CONTENT_TYPE), true, "the MCP request");
+        if (charset != null) {
+            // The server decodes the body by its charset (the TypeScript SDK hands it to iconv-lite): read as UTF-8
+            // here, it could be another message there.
+            refuse(
+                    HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                    McpVerdict.refuse(
+                            McpErrors.UNINSPECTABLE,
+                            McpErrors.REASON_CHARSET_REFUSED,
+                            charset + "; send it as UTF-8, without a charset or with charset=utf-8",
+                            rule()));
             return true;
         }
         String problem = null;
@@ -349,6 +364,17 @@ public final class McpExchange {
         }
         decided = true;
         mcpSeen = true;
+        if (bodyLength >= 3 && (body[0] & 0xff) == 0xef && (body[1] & 0xff) == 0xbb && (body[2] & 0xff) == 0xbf) {
+            // Servers strip it (iconv-lite, TextDecoder) and read on: refused, so that nothing the proxy did not
+            // parse as JSON reaches them.
+            return refuse(
+                    HttpResponseStatus.BAD_REQUEST,
+                    McpVerdict.refuse(
+                            McpErrors.PARSE_ERROR,
+                            McpErrors.REASON_PARSE_ERROR,
+                            "the MCP request body starts with a byte order mark; send it without one",
+                            rule()));
+        }
         Json value;
         try {
             value = JsonReader.parse(body, 0, bodyLength);

@@ -127,26 +127,10 @@ sealed interface McpResponseKind {
 
     /**
      * Why the {@code charset} of {@code type} is one the proxy cannot read the body in, or null: the filter reads
-     * UTF-8, and a client that decodes by the charset (httpx's text streams do) would read other events than it.
+     * UTF-8, and a client that decodes by the charset (httpx's text streams do) would read other events than it. Every
+     * reading a client's parser could make of the type counts ({@link JsonCharset#utf8Problem}).
      */
     private static String charsetProblem(String type) {
-        String[] parts = type.split(";");
-        int seen = 0;
-        for (int i = 1; i < parts.length; i++) {
-            String p = parts[i].strip();
-            int eq = p.indexOf('=');
-            if (eq <= 0 || !p.substring(0, eq).strip().equalsIgnoreCase("charset")) {
-                continue;
-            }
-            seen++;
-            String value = p.substring(eq + 1).strip();
-            if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-                value = value.substring(1, value.length() - 1);
-            }
-            if (!value.equalsIgnoreCase("utf-8") && !value.equalsIgnoreCase("utf8")) {
-                return "charset '" + McpGate.printable(value) + "' of an MCP response: the proxy filters UTF-8 only";
-            }
-        }
-        return seen > 1 ? "an MCP response's Content-Type names its charset more than once" : null;
+        return JsonCharset.utf8Problem(type, false, "an MCP response");
     }
 }

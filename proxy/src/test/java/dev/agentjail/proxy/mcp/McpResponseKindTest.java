@@ -69,6 +69,12 @@ class McpResponseKindTest {
                 row(Asked.ANSWER, 200, "application/json; charset=utf-16", "refuse:charset"),
                 row(Asked.STREAM, 200, "text/event-stream; charset=utf-16le", "refuse:charset"),
                 row(Asked.ANSWER, 200, "application/json; charset=utf-8; charset=utf-8", "refuse:more than once"),
+                // Every reading of the parameters counts: quoted, escaped, hidden where a quote-blind splitter sees it.
+                row(Asked.STREAM, 200, "text/event-stream; x=\"charset=utf-16\"", "refuse:charset"),
+                row(Asked.ANSWER, 200, "application/json; x=\"a;charset=utf-16\"", "refuse:charset"),
+                row(Asked.ANSWER, 200, "application/json; charset=\"utf-16\"", "refuse:charset"),
+                row(Asked.ANSWER, 200, "application/json; CHARSET=latin1", "refuse:charset"),
+                row(Asked.ANSWER, 200, "application/json; x=\"charset=utf-8\"; charset=utf-8", "refuse:more than once"),
                 row(Asked.ANSWER, 200, "application/problem+json", "refuse:neither"),
                 row(Asked.ANSWER, 200, "text/plain", "refuse:neither"),
                 row(Asked.ANSWER, 200, null, "refuse:neither"),

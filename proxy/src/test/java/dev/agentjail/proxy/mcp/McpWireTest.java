@@ -301,6 +301,54 @@ class McpWireTest {
         assertEquals(2, upstream.requests().size());
     }
 
+    /**
+     * A tools/call of {@code search} read as UTF-8; read as UTF-7 (iconv-lite, which the TypeScript SDK server decodes
+     * a declared charset with), a second {@code params} names {@code delete_repo}.
+     */
+    static final String UTF7_SMUGGLED = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+            + "\"name\":\"search\",\"arguments\":{\"q\":\"+ACIAfQB9ACwAIgBwAGEAcgBhAG0AcwAiADoAewAiAG4AYQBtAGUAIgA6ACIAZABl"
+            + "AGwAZQB0AGUAXwByAGUAcABvACIALAAiAGEAcgBnAHUAbQBlAG4AdABzACIAOgB7ACIAcQAiADoAIg-\"}}}";
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.agentjail.proxy.mcp.McpExchangeTest#otherTypes")
+    void aBodyTheServerCouldReadInAnotherCharsetIsRefused(String type) throws Exception {
+        RawResponse r = send(post(approved(), utf8(UTF7_SMUGGLED), "Content-Type: " + type));
+
+        upstream.assertUntouched();
+        if (wellFormedOnce(type)) {
+            assertEquals(415, r.status(), r.body());
+            assertEquals(McpErrors.REASON_CHARSET_REFUSED, r.header(ProxyReasons.HEADER));
+            assertTrue(r.body().contains("\"code\":-32007"), r.body());
+            AuditRecord record = proxy.records().getLast();
+            assertEquals(AuditRecord.DENY, record.decision());
+            assertEquals(McpErrors.REASON_CHARSET_REFUSED, record.reason());
+            assertEquals("docs", record.mcp().server());
+        } else {
+            // A repeated parameter or a malformed list: the request decoder refuses it before any inspection.
+            assertEquals(400, r.status(), r.body());
+            assertEquals(
+                    dev.agentjail.proxy.http.StrictRequestDecoder.AMBIGUOUS_BODY_HEADER, r.header(ProxyReasons.HEADER));
+        }
+    }
+
+    private static boolean wellFormedOnce(String type) {
+        try {
+            return !dev.agentjail.proxy.http.MediaType.parse(type).repeatsAParameter();
+        } catch (dev.agentjail.proxy.http.MediaType.Malformed e) {
+            return false;
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.agentjail.proxy.mcp.McpExchangeTest#utf8Types")
+    void aUtf8BodyGoesOnWithItsType(String type) throws Exception {
+        RawResponse r = send(post(approved(), utf8(UTF7_SMUGGLED), "Content-Type: " + type));
+
+        assertEquals(200, r.status(), r.body());
+        assertEquals(1, upstream.requests().size());
+        assertEquals(UTF7_SMUGGLED, upstream.requests().getFirst().body());
+    }
+
     @Test
     void compressedMcpBodiesAreRefused() throws Exception {
         RawResponse r = send(post(approved(), new byte[] {31, -117, 8, 0}, "Content-Encoding: gzip"));
