@@ -26,20 +26,27 @@ final class ListFilter {
         return spec(method) != null;
     }
 
+    /** The list methods, in the order their arrays are filtered. */
+    private static final List<String> LISTS =
+            List.of("tools/list", "resources/templates/list", "resources/list", "prompts/list");
+
     /**
-     * The list method whose result {@code message} looks like, whatever its id: a result with a {@code tools}, {@code
-     * resourceTemplates}, {@code resources} or {@code prompts} array (no other MCP result has one); else null.
+     * The list methods whose result {@code message} has the array of, whatever its id: a {@code tools}, {@code
+     * resourceTemplates}, {@code resources} or {@code prompts} array (no other MCP result has one). Every one of
+     * them, so that each is filtered by its own filter: a client that takes the message as the answer to one list
+     * request does not say which array it reads. Empty when it has none.
      */
-    static String listMethodOf(Json.Obj message) {
+    static List<String> listMethodsOf(Json.Obj message) {
         if (!(message.get("result") instanceof Json.Obj result)) {
-            return null;
+            return List.of();
         }
-        for (String list : List.of("tools/list", "resources/templates/list", "resources/list", "prompts/list")) {
+        List<String> out = new ArrayList<>(1);
+        for (String list : LISTS) {
             if (result.get(spec(list).array()) instanceof Json.Arr) {
-                return list;
+                out.add(list);
             }
         }
-        return null;
+        return out;
     }
 
     private record Spec(String array, String key, boolean tools) {}

@@ -815,12 +815,13 @@ public final class McpExchange {
             if (get) {
                 return rewriteOnStream(message);
             }
-            // Whatever its id, a result shaped like a list is filtered as one: the client may have a list request
-            // of that id pending on another POST.
-            String list = id != null && id.equals(message.id()) && ListFilter.filters(method)
-                    ? method
-                    : ListFilter.listMethodOf(message.raw());
-            return list == null ? message.raw() : filterList(list, message).message();
+            // Whatever its id, every list-shaped array of a result is filtered by its own filter: the client may have
+            // a list request of that id pending on another POST, and reads the array of the list it asked for.
+            Json.Obj out = message.raw();
+            for (String list : ListFilter.listMethodsOf(out)) {
+                out = filterList(list, out).message();
+            }
+            return out;
         }
         String m = message.method();
         if (("sampling/createMessage".equals(m) && !server.sampling())
@@ -836,30 +837,32 @@ public final class McpExchange {
 
     /**
      * A response on a GET stream: the answer to a POST of the legacy session (or, on Streamable HTTP, one replayed
-     * on resumption). A list request the session remembers is filtered as such; so is, whatever its id, a response
-     * shaped like a list result, so that no id mismatch between the proxy and the client lets a list through
+     * on resumption). A list request the session remembers is filtered as such; so is, whatever its id, every
+     * list-shaped array of a result, so that no id mismatch between the proxy and the client lets a list through
      * unfiltered. Each filtered list has a record of its own.
      */
     private Json.Obj rewriteOnStream(RpcMessage message) {
-        String list = opened == null ? null : opened.answered(message.id());
-        if (list == null) {
-            list = ListFilter.listMethodOf(message.raw());
+        String answered = opened == null ? null : opened.answered(message.id());
+        List<String> lists = new ArrayList<>(ListFilter.listMethodsOf(message.raw()));
+        if (answered != null && !lists.contains(answered)) {
+            lists.add(answered);
         }
-        if (list == null) {
-            return message.raw();
+        Json.Obj out = message.raw();
+        for (String list : lists) {
+            ListFilter.Filtered f = filterList(list, out);
+            out = f.message();
+            streamMessages.add(new StreamMessage(
+                    AuditRecord.ALLOW,
+                    Reasons.ALLOWED,
+                    new McpDetails(
+                            server.name(), list, null, message.idText(), -1, f.hidden(), f.changed(), f.flagged(), 0)));
         }
-        ListFilter.Filtered f = filterList(list, message);
-        streamMessages.add(new StreamMessage(
-                AuditRecord.ALLOW,
-                Reasons.ALLOWED,
-                new McpDetails(
-                        server.name(), list, null, message.idText(), -1, f.hidden(), f.changed(), f.flagged(), 0)));
-        return f.message();
+        return out;
     }
 
-    /** Filters the list answer {@code message} to a {@code list} request; the exchange's totals count it. */
-    private ListFilter.Filtered filterList(String list, RpcMessage message) {
-        ListFilter.Filtered f = ListFilter.filter(gate, server, list, message.raw());
+    /** Filters the {@code list} array of the answer {@code message}; the exchange's totals count it. */
+    private ListFilter.Filtered filterList(String list, Json.Obj message) {
+        ListFilter.Filtered f = ListFilter.filter(gate, server, list, message);
         hidden += f.hidden();
         changed = concat(changed, f.changed());
         flagged = concat(flagged, f.flagged());

@@ -255,4 +255,23 @@ class LegacySessionTest {
         over.answerOnStream();
         assertTrue(injected.getFirst().contains("\"id\":\"x\",\"error\":{\"code\":-32007"), injected.toString());
     }
+
+    @Test
+    void everyListOfAResultOnTheStreamIsFilteredWhateverItsId() {
+        McpExchange ex = stream();
+        String out = feed(
+                ex,
+                "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"tools\":[],"
+                        + "\"prompts\":[{\"name\":\"evil_prompt\"}]}}\n\n");
+
+        assertEquals(
+                "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"tools\":[],\"prompts\":[]}}\n\n",
+                out);
+        List<McpExchange.StreamMessage> records = ex.takeStreamMessages();
+        assertEquals(
+                List.of("tools/list", "prompts/list"),
+                records.stream().map(m -> m.details().method()).toList());
+        assertEquals(1, records.get(1).details().hidden());
+        ex.end();
+    }
 }

@@ -100,6 +100,54 @@ class McpResponseWireTest {
         assertEquals(1, proxy.records().getLast().mcp().dropped());
     }
 
+    /**
+     * Results with list-shaped arrays of several kinds, under the list request's id or another one (the TypeScript
+     * client matches a response to any pending request by id): each array is filtered by its own filter. The policy
+     * approves no prompt and no resource.
+     */
+    static Stream<Arguments> mixedLists() {
+        return Stream.of(
+                Arguments.of(
+                        "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"tools\":[],\"prompts\":[{\"name\":\"evil_prompt\"}]}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"tools\":[],\"prompts\":[]}}"),
+                Arguments.of(
+                        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"search\",\"inputSchema\":{}}],"
+                                + "\"prompts\":[{\"name\":\"evil_prompt\"}]}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":\"search\",\"inputSchema\":{}}],"
+                                + "\"prompts\":[]}}"),
+                Arguments.of(
+                        "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"resources\":[{\"uri\":\"file:///etc/passwd\"}],"
+                                + "\"resourceTemplates\":[{\"uriTemplate\":\"file:///{p}\"}]}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"resources\":[],\"resourceTemplates\":[]}}"),
+                Arguments.of(
+                        "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"prompts\":[],\"tools\":[{\"name\":\"delete_repo\"}],"
+                                + "\"resources\":[{\"uri\":\"a\"}],\"content\":[]}}",
+                        "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"prompts\":[],\"tools\":[],\"resources\":[],"
+                                + "\"content\":[]}}"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("mixedLists")
+    void everyListInAResultIsFilteredAsJson(String result, String filtered) throws Exception {
+        answer = response(200, utf8(result), "Content-Type: application/json");
+
+        RawResponse r = send(LIST);
+
+        assertEquals(200, r.status(), r.body());
+        assertEquals(filtered, r.body());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("mixedLists")
+    void everyListInAResultIsFilteredOnAStream(String result, String filtered) throws Exception {
+        answer = response(200, utf8("event: message\ndata: " + result + "\n\n"), "Content-Type: text/event-stream");
+
+        RawResponse r = send(LIST);
+
+        assertEquals(200, r.status(), r.body());
+        assertEquals("event: message\ndata: " + filtered + "\n\n", r.body());
+    }
+
     static Stream<Arguments> refused() {
         return Stream.of(
                 Arguments.of("types the clients disagree on", 200, utf8(TOOLS), new String[] {
