@@ -148,6 +148,20 @@ class McpResponseWireTest {
         assertEquals("event: message\ndata: " + filtered + "\n\n", r.body());
     }
 
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {"\uFEFFdata: ", "\uFEFFevent: message\r\ndata:", "event: message\rdata: "})
+    void anEventStreamIsFilteredAsTheClientsParseIt(String start) throws Exception {
+        answer = response(200, utf8(start + TOOLS + "\n\n"), "Content-Type: text/event-stream");
+
+        RawResponse r = send(LIST);
+
+        assertEquals(200, r.status(), r.body());
+        assertFalse(r.body().contains("delete_repo"), r.body());
+        assertTrue(r.body().endsWith("data: " + FILTERED + "\n\n"), r.body());
+        assertEquals(1, proxy.records().getLast().mcp().hidden());
+    }
+
     static Stream<Arguments> refused() {
         return Stream.of(
                 Arguments.of("types the clients disagree on", 200, utf8(TOOLS), new String[] {
