@@ -116,6 +116,17 @@ final class RequestIntake {
                     routed.connect() || hasBody(request) || router.closeOnDeny());
         }
         if (outbound != null && outbound.refused()) {
+            if (ProxyReasons.UNINSPECTABLE_BODY.equals(outbound.refusalReason())) {
+                // An approved MCP endpoint answers a body in a charset it does not read in MCP terms: a JSON-RPC
+                // error, which MCP clients report as the call's error.
+                McpExchange mcp = McpExchange.start(
+                        runtime.mcp(), request, routed.scheme(), routed.target(), routed.originForm());
+                if (mcp != null && mcp.refusedForCharset(request)) {
+                    ex.mcp = mcp;
+                    return new Refused(
+                            ex, AuditRecord.DENY, mcp.refusalStatus(), mcp.refusalReason(), mcp.refusalDetail(), true);
+                }
+            }
             return new Refused(
                     ex,
                     AuditRecord.DENY,

@@ -226,18 +226,7 @@ public final class McpExchange {
                     McpVerdict.refuse(McpErrors.SESSION_UNKNOWN, McpErrors.REASON_SESSION_UNKNOWN, session, rule()));
             return true;
         }
-        String charset =
-                JsonCharset.utf8Problem(joined(request, HttpHeaderNames.CONTENT_TYPE), true, "the MCP request");
-        if (charset != null) {
-            // The server decodes the body by its charset (the TypeScript SDK hands it to iconv-lite): read as UTF-8
-            // here, it could be another message there.
-            refuse(
-                    HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
-                    McpVerdict.refuse(
-                            McpErrors.UNINSPECTABLE,
-                            McpErrors.REASON_CHARSET_REFUSED,
-                            charset + "; send it as UTF-8, without a charset or with charset=utf-8",
-                            rule()));
+        if (refusedForCharset(request)) {
             return true;
         }
         String problem = null;
@@ -256,6 +245,32 @@ public final class McpExchange {
         refuse(
                 HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
                 McpVerdict.refuse(McpErrors.UNINSPECTABLE, McpErrors.REASON_UNINSPECTABLE, problem, rule()));
+        return true;
+    }
+
+    /**
+     * Refuses a request to an approved endpoint whose body the server could read as something other than UTF-8, the
+     * one reading the proxy makes: a charset other than UTF-8, one named twice or where a quote-blind splitter finds
+     * it, a malformed {@code Content-Type}. True when it did, and {@link #refusal} answers.
+     */
+    public boolean refusedForCharset(HttpRequest request) {
+        if (server == null) {
+            return false;
+        }
+        String charset =
+                JsonCharset.utf8Problem(joined(request, HttpHeaderNames.CONTENT_TYPE), true, "the MCP request");
+        if (charset == null) {
+            return false;
+        }
+        // The server decodes the body by its charset (the TypeScript SDK hands it to iconv-lite): read as UTF-8 here,
+        // it could be another message there.
+        refuse(
+                HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                McpVerdict.refuse(
+                        McpErrors.UNINSPECTABLE,
+                        McpErrors.REASON_CHARSET_REFUSED,
+                        charset + "; send it as UTF-8, without a charset or with charset=utf-8",
+                        rule()));
         return true;
     }
 
