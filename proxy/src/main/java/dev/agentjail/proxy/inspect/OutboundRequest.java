@@ -142,51 +142,24 @@ public final class OutboundRequest {
     private static final java.util.Set<String> READABLE_CHARSETS =
             java.util.Set.of("utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1", "windows-1252");
 
-    /** Why a body declared in {@code contentType}'s charset cannot be scanned as text, if it cannot. */
+    /**
+     * Why a body declared in {@code contentType}'s charset cannot be scanned as text, if it cannot: every charset a
+     * receiver could read there (the RFC 9110 parse, and what quote-blind or lenient parsers find) must be one of
+     * {@link #READABLE_CHARSETS}, and they must agree.
+     */
     static Optional<String> charsetProblem(String contentType) {
-        if (contentType == null) {
-            return Optional.empty();
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        dev.agentjail.proxy.mcp.JsonCharset.declaredNames(contentType)
+                .forEach(n -> names.add(n.strip().toLowerCase(java.util.Locale.ROOT)));
+        if (names.size() > 1) {
+            return Optional.of("the body declares " + names.size() + " charsets, as receivers may read its type;"
+                    + " a receiver could read either");
         }
-        List<String> charsets = new ArrayList<>();
-        int i = contentType.indexOf(';');
-        while (i >= 0 && i < contentType.length()) {
-            int start = i + 1;
-            int eq = contentType.indexOf('=', start);
-            if (eq < 0) {
-                break;
+        for (String name : names) {
+            if (!READABLE_CHARSETS.contains(name)) {
+                return Optional.of("the body declares charset '" + printable(name)
+                        + "', in which a receiver reads text the scanner cannot; send it as UTF-8");
             }
-            String name = contentType.substring(start, eq).strip().toLowerCase(java.util.Locale.ROOT);
-            StringBuilder value = new StringBuilder();
-            int at = eq + 1;
-            while (at < contentType.length() && contentType.charAt(at) == ' ') {
-                at++;
-            }
-            if (at < contentType.length() && contentType.charAt(at) == '"') {
-                at++;
-                while (at < contentType.length() && contentType.charAt(at) != '"') {
-                    if (contentType.charAt(at) == '\\' && at + 1 < contentType.length()) {
-                        at++;
-                    }
-                    value.append(contentType.charAt(at++));
-                }
-                at++;
-                int next = contentType.indexOf(';', at);
-                i = next;
-            } else {
-                int next = contentType.indexOf(';', at);
-                value.append(contentType, at, next < 0 ? contentType.length() : next);
-                i = next;
-            }
-            if (name.equals("charset")) {
-                charsets.add(value.toString().strip().toLowerCase(java.util.Locale.ROOT));
-            }
-        }
-        if (charsets.size() > 1) {
-            return Optional.of("the body declares " + charsets.size() + " charsets; a receiver could read either");
-        }
-        if (charsets.size() == 1 && !READABLE_CHARSETS.contains(charsets.get(0))) {
-            return Optional.of("the body declares charset '" + printable(charsets.get(0))
-                    + "', in which a receiver reads text the scanner cannot; send it as UTF-8");
         }
         return Optional.empty();
     }

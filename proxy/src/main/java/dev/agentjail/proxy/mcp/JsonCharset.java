@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * {@code json.loads} and Jackson do: JSON text starts with two ASCII characters). Used by MCP detection, so that a
  * body a receiver's parser reads as a {@code tools/call} is seen as one here too.
  */
-final class JsonCharset {
+public final class JsonCharset {
     /** The encoding of a JSON text and the length of its byte order mark (0 when it has none). */
     record Detected(Charset charset, int bomLength) {}
 
@@ -137,7 +137,7 @@ final class JsonCharset {
      * escapes undone or not, as splitters that ignore quotes, lenient parsers of a malformed list and substring
      * searches read it.
      */
-    static Set<String> declaredNames(String contentType) {
+    public static Set<String> declaredNames(String contentType) {
         Set<String> names = new LinkedHashSet<>();
         if (contentType == null) {
             return names;

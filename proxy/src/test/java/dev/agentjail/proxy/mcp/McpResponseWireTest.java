@@ -243,16 +243,16 @@ class McpResponseWireTest {
 
     /**
      * An EBCDIC tools/call to a place that is not an approved server, its charset hidden from one parser or another:
-     * refused by the redaction step when its own reading of the type finds a charset it cannot scan, else by MCP
-     * detection, which reads every charset the type could declare.
+     * refused by the redaction step, which reads every charset the type could declare (as MCP detection does) and
+     * scans none it cannot read, before detection is asked.
      */
     @ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.CsvSource(
             delimiter = '|',
             value = {
                 "application/json; x=\"a;charset=bogus\"; charset=IBM037|uninspectable-body",
-                "application/json; x=\"a;charset=IBM037;\"; charset=utf-8|mcp-server-not-approved",
-                "application/json; x=\"charset=IBM037\"|mcp-server-not-approved",
+                "application/json; x=\"a;charset=IBM037;\"; charset=utf-8|uninspectable-body",
+                "application/json; x=\"charset=IBM037\"|uninspectable-body",
                 "application/json; charset=\"IB\\M037\"|uninspectable-body"
             })
     void mcpInACharsetHiddenInTheContentTypeToAnUnapprovedPlaceIsRefused(String type, String reason) throws Exception {
