@@ -36,6 +36,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -100,8 +101,19 @@ final class InspectionSetup implements AutoCloseable {
      */
     static InspectionSetup open(
             Policy policy, Map<String, String> hostEnv, Path caDir, Clock clock, SecureRandom random) {
+        return open(policy, hostEnv, caDir, clock, random, Optional.empty());
+    }
+
+    /** As above; with {@code stable}, each credential's placeholder is the project's stable one for it. */
+    static InspectionSetup open(
+            Policy policy,
+            Map<String, String> hostEnv,
+            Path caDir,
+            Clock clock,
+            SecureRandom random,
+            Optional<CredentialPlaceholders> stable) {
         // Secrets and files first: a mistake there should not leave a new CA behind, nor threads running.
-        Inspection inspection = inspection(policy, hostEnv, random);
+        Inspection inspection = inspection(policy, hostEnv, random, stable);
         String rootsPem = systemRootsPem();
         List<X509Certificate> extraCas = upstreamCas(policy);
         CertificateAuthority ca = authority(caDir, clock);
@@ -235,6 +247,11 @@ final class InspectionSetup implements AutoCloseable {
 
     /** What the proxy looks for and injects: the policy's redaction rules, known values and credentials. */
     static Inspection inspection(Policy policy, Map<String, String> hostEnv, SecureRandom random) {
+        return inspection(policy, hostEnv, random, Optional.empty());
+    }
+
+    static Inspection inspection(
+            Policy policy, Map<String, String> hostEnv, SecureRandom random, Optional<CredentialPlaceholders> stable) {
         Map<String, String> known = new LinkedHashMap<>();
         for (KnownValue value : policy.redaction().knownValues()) {
             switch (value.kind()) {
@@ -248,7 +265,9 @@ final class InspectionSetup implements AutoCloseable {
                 continue;
             }
             String real = credentialValue(policy, hostEnv, rule);
-            credentials.add(new InjectedCredential(rule, newPlaceholder(random, real), real));
+            String placeholder = stable.map(p -> stablePlaceholder(p, rule.env(), real))
+                    .orElseGet(() -> newPlaceholder(random, real));
+            credentials.add(new InjectedCredential(rule, placeholder, real));
         }
         return new Inspection(policy.redaction(), known, credentials);
     }
@@ -267,6 +286,18 @@ final class InspectionSetup implements AutoCloseable {
      * {@value #PLACEHOLDER_RANDOM_BYTES} random bytes, so that the proxy can swap a reflected value back to it in a
      * response without changing its framing (ResponseScrubber).
      */
+    /** The project's stable placeholder for {@code variable}, of the same length rule as {@link #newPlaceholder}. */
+    static String stablePlaceholder(CredentialPlaceholders placeholders, String variable, String real) {
+        int length = PLACEHOLDER_PREFIX.length()
+                + Math.max(2 * PLACEHOLDER_RANDOM_BYTES, real.length() - PLACEHOLDER_PREFIX.length());
+        String placeholder = placeholders.placeholder(PLACEHOLDER_PREFIX, variable, length);
+        if (placeholder.contains(real) || real.contains(placeholder)) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "the value of " + variable + " contains its own placeholder; it is no key");
+        }
+        return placeholder;
+    }
+
     static String newPlaceholder(SecureRandom random, String real) {
         int hexChars = Math.max(2 * PLACEHOLDER_RANDOM_BYTES, real.length() - PLACEHOLDER_PREFIX.length());
         while (true) {

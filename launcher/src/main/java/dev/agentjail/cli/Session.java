@@ -152,8 +152,15 @@ final class Session {
                 "agentjail's user configuration",
                 "it holds the policy of every later session");
         refuseProjectOverlap(InitBinary.defaultCacheDir(hostEnv, home), "agentjail's cache", "it runs on the host");
-        try (InspectionSetup inspection =
-                InspectionSetup.open(policy, hostEnv, caDir, Clock.systemUTC(), new SecureRandom())) {
+        try (InspectionSetup inspection = InspectionSetup.open(
+                policy,
+                hostEnv,
+                caDir,
+                Clock.systemUTC(),
+                new SecureRandom(),
+                policy.credentials().isEmpty()
+                        ? Optional.empty()
+                        : Optional.of(CredentialPlaceholders.forProject(caDir, project, new SecureRandom())))) {
             return run(policy, bwrap, home, jailHome, hostUser, inspection);
         }
     }

@@ -67,7 +67,10 @@ class CredentialInjectionTest {
         assertAll(
                 () -> assertTrue(placeholder.matches(PLACEHOLDER), first::describe),
                 () -> assertEquals("ok 200", first.probe("curl"), first::describe),
-                () -> assertNotEquals(placeholder, second.probe("placeholder"), "a new placeholder per session"));
+                () -> assertNotEquals(
+                        placeholder,
+                        second.probe("placeholder"),
+                        "another project (and user) has its own placeholder"));
 
         List<LoggedRequest> received = upstream.received("/first");
         assertEquals(1, received.size(), first::describe);
@@ -82,6 +85,23 @@ class CredentialInjectionTest {
                     new String(AuditLines.bytes(o.auditLog()), StandardCharsets.UTF_8).contains(REAL),
                     "the audit log holds the real value");
         }
+    }
+
+    @Test
+    void aProjectsPlaceholderStaysTheSameAcrossSessionsSoAnAgentThatRemembersItKeepsWorking() {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).env(VARIABLE, REAL).policy(policy());
+        String script = "echo \"placeholder=$" + VARIABLE + "\"";
+
+        AgentjailRun.Outcome first = run.bash(script);
+        AgentjailRun.Outcome second = run.bash(script);
+
+        assertEquals(0, first.exitCode(), first::describe);
+        assertTrue(first.probe("placeholder").matches(PLACEHOLDER), first::describe);
+        assertEquals(first.probe("placeholder"), second.probe("placeholder"), second::describe);
+        assertEquals(
+                REAL.length(),
+                Math.min(REAL.length(), first.probe("placeholder").length()));
     }
 
     @Test
