@@ -111,10 +111,14 @@ class ProxyInspectionTest {
         String up = start("");
         byte[] body = ("{\"token\":\"" + PAT + "\"}").getBytes(java.nio.charset.StandardCharsets.UTF_16LE);
         try (RawClient c = RawClient.connect(proxy.address())) {
-            c.send("POST http://" + up + "/v1 HTTP/1.1\r\nHost: " + up
-                    + "\r\nContent-Type: application/json; charset=utf-16le\r\nContent-Length: " + body.length
-                    + "\r\n\r\n");
-            c.send(body);
+            byte[] head = ("POST http://" + up + "/v1 HTTP/1.1\r\nHost: " + up
+                            + "\r\nContent-Type: application/json; charset=utf-16le\r\nContent-Length: "
+                            + body.length + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+            // One write: the proxy refuses on the head and must not find the body still arriving as it closes.
+            byte[] all = java.util.Arrays.copyOf(head, head.length + body.length);
+            System.arraycopy(body, 0, all, head.length, body.length);
+            c.send(all);
             RawResponse response = c.readResponse(WAIT);
 
             assertEquals(403, response.status());
