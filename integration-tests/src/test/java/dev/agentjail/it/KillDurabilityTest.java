@@ -128,7 +128,7 @@ class KillDurabilityTest {
                         .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 assertEquals(200, RawHttp.read(in).status(), "the CONNECT was answered");
-                byte[] hello = clientHello("upstream.test");
+                byte[] hello = dev.agentjail.proxy.testing.ClientHellos.of("upstream.test");
                 out.write(hello);
                 out.flush();
                 assertEquals(
@@ -139,22 +139,6 @@ class KillDurabilityTest {
             }
             assertDurable(exit, log);
         }
-    }
-
-    /** The ClientHello a JDK client sends for {@code sni}. */
-    private static byte[] clientHello(String sni) throws Exception {
-        javax.net.ssl.SSLEngine engine = javax.net.ssl.SSLContext.getDefault().createSSLEngine(sni, 443);
-        engine.setUseClientMode(true);
-        javax.net.ssl.SSLParameters parameters = engine.getSSLParameters();
-        parameters.setServerNames(List.of(new javax.net.ssl.SNIHostName(sni)));
-        engine.setSSLParameters(parameters);
-        java.nio.ByteBuffer hello =
-                java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(java.nio.ByteBuffer.allocate(0), hello);
-        hello.flip();
-        byte[] bytes = new byte[hello.remaining()];
-        hello.get(bytes);
-        return bytes;
     }
 
     private static void assertDurable(int exit, Path log) throws Exception {

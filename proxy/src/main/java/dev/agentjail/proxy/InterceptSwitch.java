@@ -1,7 +1,5 @@
 package dev.agentjail.proxy;
 
-import dev.agentjail.policy.Authorities;
-import dev.agentjail.policy.MalformedTargetException;
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.route.TunnelRouter;
@@ -116,11 +114,7 @@ final class InterceptSwitch {
     }
 
     private static boolean sameHost(String sni, Target target) {
-        try {
-            return Authorities.parseAuthority(sni, target.port()).host().equals(target.host());
-        } catch (MalformedTargetException e) {
-            return false;
-        }
+        return TunnelSniCheck.matches(sni, target);
     }
 
     /** The ClientHello named another server than the CONNECT. */

@@ -221,8 +221,7 @@ final class RequestIntake {
     }
 
     private static boolean hasBody(HttpRequest request) {
-        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
-                || HttpUtil.getContentLength(request, 0L) > 0;
+        return dev.agentjail.proxy.inspect.OutboundRequest.hasBody(request);
     }
 
     private static String stripQuery(String originForm) {

@@ -139,7 +139,10 @@ final class TunnelSniCheck extends AbstractSniHandler<Boolean> {
         ctx.close();
     }
 
-    /** Whether a ClientHello's server name stands for the CONNECT target. */
+    /**
+     * Whether a ClientHello's server name stands for the CONNECT target: the one comparison of SNI and CONNECT host, for
+     * relayed tunnels and interception alike. No name stands for an IP address only.
+     */
     static boolean matches(String sni, Target target) {
         if (sni == null) {
             return target.kind() != HostKind.DNS;

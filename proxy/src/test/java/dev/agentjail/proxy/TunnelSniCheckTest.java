@@ -12,14 +12,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import javax.net.ssl.SNIHostName;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLParameters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -28,19 +23,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TunnelSniCheckTest {
     private final List<String> refusals = new ArrayList<>();
 
-    /** The ClientHello a JDK client sends, with {@code sni} as its server name (none when null). */
     private static byte[] clientHello(String sni) throws Exception {
-        SSLEngine engine = SSLContext.getDefault().createSSLEngine("peer.invalid", 443);
-        engine.setUseClientMode(true);
-        SSLParameters parameters = engine.getSSLParameters();
-        parameters.setServerNames(sni == null ? List.of() : List.of(new SNIHostName(sni)));
-        engine.setSSLParameters(parameters);
-        ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(ByteBuffer.allocate(0), out);
-        out.flip();
-        byte[] bytes = new byte[out.remaining()];
-        out.get(bytes);
-        return bytes;
+        return dev.agentjail.proxy.testing.ClientHellos.of(sni);
     }
 
     private EmbeddedChannel channel(String connect) throws Exception {

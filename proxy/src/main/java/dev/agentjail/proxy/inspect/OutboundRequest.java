@@ -157,23 +157,15 @@ public final class OutboundRequest {
         }
         for (String name : names) {
             if (!READABLE_CHARSETS.contains(name)) {
-                return Optional.of("the body declares charset '" + printable(name)
+                return Optional.of("the body declares charset '" + dev.agentjail.proxy.mcp.McpGate.printable(name)
                         + "', in which a receiver reads text the scanner cannot; send it as UTF-8");
             }
         }
         return Optional.empty();
     }
 
-    private static String printable(String text) {
-        StringBuilder out = new StringBuilder();
-        for (int k = 0; k < text.length() && k < 40; k++) {
-            char c = text.charAt(k);
-            out.append(c >= 0x20 && c < 0x7f ? c : '?');
-        }
-        return out.toString();
-    }
-
-    private static boolean hasBody(HttpRequest request) {
+    /** Whether {@code request} carries a body (chunked, or a Content-Length above 0), as its head says. */
+    public static boolean hasBody(HttpRequest request) {
         return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
                 || io.netty.handler.codec.http.HttpUtil.getContentLength(request, 0L) > 0;
     }

@@ -324,8 +324,7 @@ public final class McpExchange {
     }
 
     private static boolean hasBody(HttpRequest request) {
-        return request.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)
-                || HttpUtil.getContentLength(request, 0L) > 0;
+        return dev.agentjail.proxy.inspect.OutboundRequest.hasBody(request);
     }
 
     /** Whether the request body is collected before the upstream is dialled. */

@@ -247,7 +247,7 @@ public final class McpGate {
     }
 
     /** Visible ASCII only, at most 128 chars: names echo into errors and records, never raw control bytes. */
-    static String printable(String s) {
+    public static String printable(String s) {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < s.length() && sb.length() < 128; i++) {
             char c = s.charAt(i);
