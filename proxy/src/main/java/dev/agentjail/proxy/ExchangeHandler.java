@@ -443,16 +443,31 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         Exchange ex = current;
         ResponseScrubber scrubber = scrubberOf(ex);
         if (scrubber != null) {
-            String coding = response.headers().get(HttpHeaderNames.CONTENT_ENCODING);
-            if (coding != null && !coding.isBlank() && !coding.strip().equalsIgnoreCase("identity")) {
+            // Every line of Content-Encoding, and any transfer-coding but chunked: a client decodes what it names.
+            String coding = null;
+            for (String line : response.headers().getAll(HttpHeaderNames.CONTENT_ENCODING)) {
+                for (String c : line.split(",")) {
+                    if (!c.isBlank() && !c.strip().equalsIgnoreCase("identity")) {
+                        coding = line;
+                    }
+                }
+            }
+            for (String line : response.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
+                for (String c : line.split(",")) {
+                    if (!c.isBlank() && !c.strip().equalsIgnoreCase("chunked")) {
+                        coding = line;
+                    }
+                }
+            }
+            if (coding != null) {
                 // Asked for identity; a compressed body could carry the injected value past the scrubber.
                 endInFlight(
                         ex,
                         AuditRecord.DENY,
                         HttpResponseStatus.BAD_GATEWAY,
                         ProxyReasons.CREDENTIAL_RESPONSE_ENCODED,
-                        "the response to a request carrying an injected credential came with Content-Encoding "
-                                + coding.strip() + ", which the proxy cannot scrub of the credential");
+                        "the response to a request carrying an injected credential came encoded (" + coding.strip()
+                                + "), which the proxy cannot scrub of the credential");
                 return;
             }
             scrubber.scrub(response.headers());

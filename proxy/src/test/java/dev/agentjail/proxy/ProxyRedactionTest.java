@@ -34,6 +34,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
 
 /**
  * Redaction and credential injection end to end (corpus section 8.2): real TLS interception, a
@@ -319,12 +320,20 @@ class ProxyRedactionTest {
         assertTrue(response.contains("\"again\":\"" + swapped + "\""), response);
     }
 
-    @Test
-    void aCompressedAnswerToACredentialRequestIsRefusedForItCouldHideTheKey() throws Exception {
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "Content-Encoding: gzip\r\nContent-Length: 3",
+                "Content-Encoding: identity\r\nContent-Encoding: gzip\r\nContent-Length: 3",
+                "Content-Encoding: identity, GZIP\r\nContent-Length: 3",
+                "Transfer-Encoding: gzip, chunked",
+            })
+    void aCompressedAnswerToACredentialRequestIsRefusedForItCouldHideTheKey(String framing) throws Exception {
         upstream.close();
         upstream = RecordingUpstream.startTls(
                 tls.upstreamServer(HOST),
-                r -> "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc");
+                r -> "HTTP/1.1 200 OK\r\n" + framing + "\r\n\r\n"
+                        + (framing.contains("chunked") ? "3\r\nabc\r\n0\r\n\r\n" : "abc"));
         authority = HOST + ":" + upstream.port();
         start("");
 

@@ -26,16 +26,46 @@ public final class ResponseScrubber {
 
     ResponseScrubber(List<InjectedCredential> injected) {
         for (InjectedCredential c : injected) {
-            byte[] value = c.value().getBytes(StandardCharsets.UTF_8);
-            if (values.stream().anyMatch(v -> java.util.Arrays.equals(v, value))) {
-                continue;
+            for (String spelling : spellings(c.value())) {
+                byte[] value = spelling.getBytes(StandardCharsets.UTF_8);
+                if (values.stream().anyMatch(v -> java.util.Arrays.equals(v, value))) {
+                    continue;
+                }
+                String replacement = sameLength(c.placeholder(), spelling.length());
+                values.add(value);
+                replacements.add(replacement.getBytes(StandardCharsets.UTF_8));
+                valueTexts.add(spelling);
+                replacementTexts.add(replacement);
             }
-            String replacement = sameLength(c.placeholder(), c.value().length());
-            values.add(value);
-            replacements.add(replacement.getBytes(StandardCharsets.UTF_8));
-            valueTexts.add(c.value());
-            replacementTexts.add(replacement);
         }
+    }
+
+    /**
+     * The value as an echoing endpoint may write it back: as it is, upper and lower case (a hex key loses nothing),
+     * percent-encoded (either case of hex digits), JSON with {@code \/}, and base64 (standard and URL-safe, padded or
+     * not). A value buried in a longer base64 or escaped in other ways is not found (docs/policy.md).
+     */
+    static List<String> spellings(String value) {
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+        out.add(value);
+        out.add(value.toUpperCase(java.util.Locale.ROOT));
+        out.add(value.toLowerCase(java.util.Locale.ROOT));
+        String percent =
+                java.net.URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+        out.add(percent);
+        out.add(java.util.regex.Pattern.compile("%[0-9A-F]{2}")
+                .matcher(percent)
+                .replaceAll(m -> m.group().toLowerCase(java.util.Locale.ROOT)));
+        out.add(value.replace("/", "\\/"));
+        byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        String b64 = java.util.Base64.getEncoder().encodeToString(bytes);
+        String url = java.util.Base64.getUrlEncoder().encodeToString(bytes);
+        out.add(b64);
+        out.add(url);
+        out.add(b64.replace("=", ""));
+        out.add(url.replace("=", ""));
+        out.removeIf(String::isEmpty);
+        return List.copyOf(out);
     }
 
     /** The placeholder, or a mask of {@code length} characters drawn from it when the lengths differ. */
@@ -55,12 +85,28 @@ public final class ResponseScrubber {
         return swapped;
     }
 
-    /** Swaps every value in the header values, in place. */
+    /**
+     * Swaps every value in the header values, in place; a header whose name holds one, or whose value holds one once
+     * its whitespace is gone (a folded line the parser joined with a space), is dropped whole.
+     */
     public void scrub(HttpHeaders headers) {
         List<Map.Entry<String, String>> entries = new ArrayList<>();
         boolean changed = false;
         for (Map.Entry<String, String> h : headers) {
             String value = h.getValue();
+            String squeezed = (h.getKey() + "\n" + value).replaceAll("\\s+", "");
+            boolean hidden = false;
+            for (String spelling : valueTexts) {
+                String bare = spelling.replaceAll("\\s+", "");
+                if (h.getKey().contains(bare) || (squeezed.contains(bare) && !value.contains(spelling))) {
+                    hidden = true;
+                }
+            }
+            if (hidden) {
+                swapped++;
+                changed = true;
+                continue;
+            }
             for (int i = 0; i < valueTexts.size(); i++) {
                 int count = occurrences(value, valueTexts.get(i));
                 if (count > 0) {

@@ -54,6 +54,45 @@ class ResponseScrubberTest {
         }
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {"plain", "upper", "percent", "json", "base64", "base64url"})
+    void theValueAsAnEchoMayRespellItIsSwappedToo(String how) {
+        String value = "real-api-key-0f9e8d7c6b5a/+x";
+        String spelled = switch (how) {
+            case "plain" -> value;
+            case "upper" -> value.toUpperCase(java.util.Locale.ROOT);
+            case "percent" -> java.net.URLEncoder.encode(value, StandardCharsets.UTF_8);
+            case "json" -> value.replace("/", "\\/");
+            case "base64" -> java.util.Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
+            default ->
+                java.util.Base64.getUrlEncoder()
+                        .withoutPadding()
+                        .encodeToString(value.getBytes(StandardCharsets.UTF_8));
+        };
+        ResponseScrubber s = scrubber(value, PLACEHOLDER);
+
+        String out = feed(s, List.of("{\"k\":\"" + spelled + "\"}"));
+
+        assertFalse(out.contains(spelled), out);
+        HttpHeaders headers = new DefaultHttpHeaders().add("Location", "/x?k=" + spelled);
+        s.scrub(headers);
+        assertFalse(headers.get("Location").contains(spelled), headers.toString());
+    }
+
+    @Test
+    void aHeaderNamedAfterTheValueOrFoldedAroundItIsDropped() {
+        ResponseScrubber s = scrubber(VALUE, PLACEHOLDER);
+        HttpHeaders headers = new DefaultHttpHeaders()
+                .add("X-" + VALUE.replace("/", ""), "1")
+                .add("X-Fold", VALUE.substring(0, 5) + " " + VALUE.substring(5))
+                .add("X-Kept", "yes");
+
+        s.scrub(headers);
+
+        assertEquals(List.of("X-Kept"), List.copyOf(headers.names()));
+    }
+
     @Test
     void oneByteAtATimeToo() {
         String body = "data: " + VALUE + "\n\n";
