@@ -7,6 +7,7 @@ import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
 import dev.agentjail.jail.GitConfigSurfaces;
+import dev.agentjail.jail.GitStages;
 import dev.agentjail.jail.HomeEntry;
 import dev.agentjail.jail.HomePlaceholders;
 import dev.agentjail.jail.HostDevices;
@@ -24,6 +25,7 @@ import dev.agentjail.jail.Placeholders;
 import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.jail.ProtectedPaths;
+import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.Repositories;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.SurfaceReview;
@@ -228,6 +230,7 @@ final class Session {
         SurfaceReview.Snapshot surfaces = null;
         ModeGuard modes = null;
         LiveGitGuard liveGuard = null;
+        GitStages gitStages = null;
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
@@ -299,10 +302,31 @@ final class Session {
                         Path.of(".git/info/exclude"), ProtectedPath.State.REPLACED, Optional.of(excludeFile)));
                 protectedPaths = List.copyOf(withExclude);
             }
-            // What cannot be blocked in advance (a new commondir) is moved out the moment it appears.
+            // Each repository metadata directory in the project is read-only as a whole: the jail writes a copy.
+            GitStages.Plan staged = GitStages.prepare(
+                    project,
+                    protectedPaths,
+                    repositories,
+                    id,
+                    hostUser.map(HostUser::uid).orElseGet(Uids::current),
+                    hostUser.map(HostUser::gid).orElseGet(Uids::currentGid),
+                    m -> {
+                        err.println("agentjail: " + LogRecordText.printable(m));
+                        err.flush();
+                    });
+            protectedPaths = staged.protectedPaths();
+            gitStages = staged.stages();
+            gitStages.startMirror();
+            List<Path> stagedDirs =
+                    gitStages.staged().stream().map(project::resolve).toList();
+            // What cannot be blocked in advance (a new commondir) is moved out the moment it appears, where a
+            // metadata directory could not be staged.
             liveGuard = LiveGitGuard.start(
                     project,
-                    repositories,
+                    repositories.stream()
+                            .filter(r -> !stagedDirs.contains(
+                                    r.gitDir().toAbsolutePath().normalize()))
+                            .toList(),
                     ReviewCommand.quarantineDir(hostEnv).resolve(id).resolve("live"),
                     m -> {
                         err.println("agentjail: " + LogRecordText.printable(m));
@@ -475,7 +499,10 @@ final class Session {
                         .moved()
                         .forEach(p -> liveMoves.add("new git-metadata " + p + " quarantined while the jail ran"));
             }
-            removePlaceholders(project, protectedPaths);
+            List<String> stageFindings = gitStages == null
+                    ? List.of()
+                    : gitStages.finish(new Quarantine(ReviewCommand.quarantineDir(hostEnv), Clock.systemUTC()), id);
+            removePlaceholders(project, outsideStaged(protectedPaths));
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
                 List<Path> opened = modes.restore();
@@ -491,6 +518,7 @@ final class Session {
                                 + " after the session: " + LogRecordText.printable(m)));
             }
             List<String> findings = new ArrayList<>(liveMoves);
+            findings.addAll(stageFindings);
             if (surfaces != null) {
                 findings.addAll(reviewSurfaces(review, surfaces));
             }
@@ -601,6 +629,19 @@ final class Session {
             err.println("agentjail: cannot review the session's surfaces: " + e.getMessage());
             return List.of("review failed: " + e.getMessage());
         }
+    }
+
+    /** The protected paths not below a staged metadata directory: placeholders there were made in the copy. */
+    private static List<ProtectedPath> outsideStaged(List<ProtectedPath> paths) {
+        List<Path> staged = paths.stream()
+                .filter(p -> p.state() == ProtectedPath.State.STAGED)
+                .map(ProtectedPath::relative)
+                .toList();
+        return paths.stream()
+                .filter(p -> staged.stream()
+                        .noneMatch(
+                                s -> p.relative().startsWith(s) && !p.relative().equals(s)))
+                .toList();
     }
 
     /**

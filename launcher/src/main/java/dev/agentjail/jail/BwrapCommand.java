@@ -239,6 +239,7 @@ public final class BwrapCommand {
                 case EXISTS -> args.pathBind(Access.READ_ONLY, false, path, path);
                 case PIN -> args.pathBind(Access.READ_WRITE, false, path, path);
                 case REPLACED -> args.add("--ro-bind", p.source().orElseThrow().toString(), path);
+                case STAGED -> args.add("--bind", p.source().orElseThrow().toString(), path);
                 case MISSING_FILE -> args.add("--ro-bind", empty, path);
                 case MISSING_DIR -> args.add("--perms", "0555", "--tmpfs", path, "--remount-ro", path);
             }

@@ -72,7 +72,9 @@ public final class ModeGuard {
         Map<Path, Integer> modes = new LinkedHashMap<>();
         mode(project).ifPresent(m -> modes.put(project, m));
         for (ProtectedPath p : paths) {
-            if (p.state() == ProtectedPath.State.EXISTS || p.state() == ProtectedPath.State.PIN) {
+            if (p.state() == ProtectedPath.State.EXISTS
+                    || p.state() == ProtectedPath.State.PIN
+                    || p.state() == ProtectedPath.State.STAGED) {
                 Path path = project.resolve(p.relative());
                 mode(path).ifPresent(m -> modes.put(path, m));
             }

@@ -29,7 +29,7 @@ public final class Placeholders {
         IOException failed = null;
         for (ProtectedPath p : deepestFirst) {
             ProjectFiles.Type type = switch (p.state()) {
-                case EXISTS, PIN, REPLACED -> null;
+                case EXISTS, PIN, REPLACED, STAGED -> null;
                 case MISSING_FILE -> ProjectFiles.Type.FILE;
                 case MISSING_DIR -> ProjectFiles.Type.DIRECTORY;
             };

@@ -8,7 +8,8 @@ import java.util.Optional;
  *
  * @param relative the path below the project directory
  * @param state whether it exists, and if not, what kind of read-only placeholder blocks its creation
- * @param source for {@link State#REPLACED}: the host file shown there instead
+ * @param source for {@link State#REPLACED}: the host file shown there instead; for {@link State#STAGED}: the session's
+ *     copy of the directory
  */
 public record ProtectedPath(Path relative, State state, Optional<Path> source) {
     /** How a protected path is made read-only in the jail. */
@@ -28,7 +29,13 @@ public record ProtectedPath(Path relative, State state, Optional<Path> source) {
          * Exists, and the jail reads a file of the session's in its place, read-only: {@code .git/info/exclude} with
          * the session's placeholders added, so that {@code git add -A} inside does not commit them.
          */
-        REPLACED
+        REPLACED,
+        /**
+         * A repository's metadata directory: the jail writes a session copy of its top level in its place, bound
+         * read-write (a mount point, so it is pinned as well), with git's data directories bound from the host below it
+         * (see {@link GitStages}); the host's directory itself stays out of the agent's reach.
+         */
+        STAGED
     }
 
     public ProtectedPath {
@@ -36,8 +43,9 @@ public record ProtectedPath(Path relative, State state, Optional<Path> source) {
         if (state == null) {
             throw new IllegalArgumentException("protected path " + relative + " has no state");
         }
-        if (source == null || source.isPresent() != (state == State.REPLACED)) {
-            throw new IllegalArgumentException("protected path " + relative + ": a source goes with REPLACED only");
+        if (source == null || source.isPresent() != (state == State.REPLACED || state == State.STAGED)) {
+            throw new IllegalArgumentException(
+                    "protected path " + relative + ": a source goes with REPLACED and STAGED only");
         }
     }
 

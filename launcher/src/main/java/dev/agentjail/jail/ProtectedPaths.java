@@ -469,7 +469,7 @@ public final class ProtectedPaths {
         for (ProtectedPath p : deepestFirst) {
             Path path = project.resolve(p.relative());
             boolean removable = switch (p.state()) {
-                case EXISTS, PIN, REPLACED -> false;
+                case EXISTS, PIN, REPLACED, STAGED -> false;
                 case MISSING_FILE -> Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS) && Files.size(path) == 0;
                 case MISSING_DIR -> Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) && isEmpty(path);
             };
@@ -478,6 +478,7 @@ public final class ProtectedPaths {
             } else if (p.state() != ProtectedPath.State.EXISTS
                     && p.state() != ProtectedPath.State.PIN
                     && p.state() != ProtectedPath.State.REPLACED
+                    && p.state() != ProtectedPath.State.STAGED
                     && Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
                 kept.add(path);
             }

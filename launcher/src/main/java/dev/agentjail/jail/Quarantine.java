@@ -147,13 +147,43 @@ public final class Quarantine {
             SurfaceReview.Change change,
             long maxHashBytes)
             throws IOException {
+        return put(
+                session,
+                project,
+                rootKind,
+                root,
+                relative,
+                kind,
+                change,
+                maxHashBytes,
+                ProjectFiles.of(root),
+                relative);
+    }
+
+    /**
+     * As above, for an item that was written somewhere else than where it goes back to: {@code sourceRelative} below
+     * {@code source} is moved, and the manifest records {@code relative} below {@code root} as its original place (a
+     * {@code commondir} the agent wrote in the session's copy of a metadata directory goes back to the host's).
+     */
+    public Item put(
+            String session,
+            Path project,
+            String rootKind,
+            Path root,
+            Path relative,
+            SurfaceKind kind,
+            SurfaceReview.Change change,
+            long maxHashBytes,
+            ProjectFiles source,
+            Path sourceRelative)
+            throws IOException {
         Instant time = clock.instant();
         Path sessionDir = privateDir(session);
         Path item = Path.of(rootKind).resolve(relative);
         JailPaths.relative(item, "quarantined item");
         ProjectFiles quarantined = ProjectFiles.of(sessionDir);
         quarantined.createDirectories(item.getParent());
-        ProjectFiles.of(root).move(relative, quarantined, item, MAX_DEPTH, MAX_ENTRIES);
+        source.move(sourceRelative, quarantined, item, MAX_DEPTH, MAX_ENTRIES);
         ProjectFiles.Type type =
                 ProjectFiles.Type.of(quarantined.attributes(item).orElseThrow());
         Item recorded = new Item(

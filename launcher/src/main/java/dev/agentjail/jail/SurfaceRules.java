@@ -295,40 +295,6 @@ final class SurfaceRules {
             Map.entry("mise.*.toml", mise()),
             Map.entry(".mise.*.toml", mise()));
 
-    /** Names git itself writes in a git directory in ordinary work (gitrepository-layout(5)); not surfaces. */
-    private static final Set<String> GIT_NAMES = Set.of(
-            "HEAD",
-            "ORIG_HEAD",
-            "FETCH_HEAD",
-            "MERGE_HEAD",
-            "MERGE_MSG",
-            "MERGE_MODE",
-            "MERGE_RR",
-            "MERGE_AUTOSTASH",
-            "CHERRY_PICK_HEAD",
-            "REVERT_HEAD",
-            "REBASE_HEAD",
-            "AUTO_MERGE",
-            "COMMIT_EDITMSG",
-            "SQUASH_MSG",
-            "TAG_EDITMSG",
-            "NOTES_EDITMSG",
-            "index",
-            "packed-refs",
-            "refs",
-            "logs",
-            "reftable",
-            "rebase-apply",
-            "rr-cache",
-            "description",
-            "shallow",
-            "gc.log",
-            "gc.pid",
-            "lfs",
-            "gitk.cache",
-            "fsmonitor--daemon",
-            "fsmonitor--daemon.ipc");
-
     /** The names of a git directory that git reads to decide what to run or where to look, besides HEAD. */
     private static final Set<String> GIT_LAYOUT_NAMES =
             Set.of("HEAD", "config", "config.worktree", "commondir", "hooks", "info", "branches", "remotes");
@@ -430,7 +396,7 @@ final class SurfaceRules {
             default:
                 break;
         }
-        if (isGitName(name)
+        if (GitLayout.isGitName(name)
                 || (parent.mode() == Mode.GIT_WORKTREE && (name.equals("gitdir") || name.equals("locked")))) {
             return Decision.NONE;
         }
@@ -444,14 +410,6 @@ final class SurfaceRules {
             case "objects", "rebase-merge", "sequencer", "modules", "worktrees" -> gitDir(parent, name, dir);
             default -> Decision.NONE;
         };
-    }
-
-    private static boolean isGitName(String name) {
-        return GIT_NAMES.contains(name)
-                || name.startsWith("BISECT_")
-                || name.startsWith("NOTES_MERGE_")
-                || name.startsWith("sharedindex.")
-                || name.endsWith(".lock");
     }
 
     /** Whether {@code name} matches {@code pattern}, in which one {@code *} stands for any run of characters. */

@@ -81,26 +81,6 @@ class SessionReviewTest {
         assertTrue(Files.isDirectory(p.resolve("src/inner/.git"), LinkOption.NOFOLLOW_LINKS), restore::describe);
     }
 
-    @Test
-    void aCommondirTheAgentCreatesIsGoneWhileTheSessionStillRuns() throws IOException {
-        AgentjailRun.requireBwrap();
-        AgentjailRun run = AgentjailRun.in(dir);
-        Path p = run.project();
-        HostExecutedSurfacesTest.git(p, "init", "-q");
-
-        AgentjailRun.Outcome o = run.bash("""
-                echo /elsewhere > .git/commondir; echo "written=$?"
-                for i in $(seq 1 50); do [ -e .git/commondir ] || break; sleep 0.1; done
-                [ -e .git/commondir ]; echo "still_there=$?"
-                """);
-
-        assertEquals(0, o.exitCode(), o::describe);
-        assertAll(
-                () -> assertEquals("0", o.probe("written"), o::describe),
-                () -> assertEquals("1", o.probe("still_there"), "moved out within 5 s, during the session"),
-                () -> assertTrue(o.err().contains("moved " + p.resolve(".git/commondir")), o::describe));
-    }
-
     /** git as the user runs it: their environment, no agentjail anywhere. */
     private static void hostGit(Path dir, String... args) {
         List<String> argv = new ArrayList<>(List.of("git", "-C", dir.toString()));
