@@ -12,6 +12,7 @@ import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.tls.UpstreamTls;
 import dev.agentjail.proxy.upstream.DialOutcome;
 import dev.agentjail.proxy.upstream.Dialer;
+import dev.agentjail.proxy.ws.Handshake;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -521,11 +522,22 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * The upstream accepted a WebSocket upgrade: the exchange is recorded (decided like any request,
-     * status 101) and both connections become a relay whose close writes a {@code tunnel-close} record.
+     * The upstream accepted a WebSocket upgrade: unless its 101 answers something that was not asked (502), the
+     * exchange is recorded (decided like any request, status 101) and both connections become an inspecting message
+     * relay whose close writes a {@code tunnel-close} record.
      */
     void onUpgraded(HttpResponse response) {
         Exchange ex = current;
+        Handshake.Outcome handshake = Handshake.check(ex.outbound.headers(), response.headers());
+        if (handshake instanceof Handshake.Refused r) {
+            endInFlight(
+                    ex,
+                    AuditRecord.DENY,
+                    HttpResponseStatus.BAD_GATEWAY,
+                    ProxyReasons.WEBSOCKET_HANDSHAKE_REFUSED,
+                    r.detail());
+            return;
+        }
         ex.status = 101;
         ex.responseStarted = true;
         try {
@@ -543,7 +555,8 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         upstream = null;
         current = null;
         closing = true;
-        TunnelSwitch.upgrade(ctx, conn, ex, runtime, clientAddress(), WebSockets.switchingProtocols(response));
+        TunnelSwitch.upgrade(
+                ctx, conn, ex, runtime, clientAddress(), response, ((Handshake.Accepted) handshake).extensions());
     }
 
     /** The scrubber of a response to a request that carried an injected credential, else null. */

@@ -45,5 +45,19 @@ public final class ProxyReasons {
     /** The target (a pinned name, an allowed IP literal) would reach one of the proxy's own listeners. */
     public static final String SELF_CONNECTION = "self-connection";
 
+    /**
+     * WebSocket: a binary or control message carrying a secret, or any message with one under {@code redaction.action:
+     * block}; the client gets close code 1008 with this reason.
+     */
+    public static final String WEBSOCKET_SECRET_BLOCKED = "websocket-secret-blocked";
+    /** WebSocket: a frame RFC 6455 or RFC 7692 forbids (unmasked client frame, reserved bits, bad fragmentation). */
+    public static final String WEBSOCKET_PROTOCOL_ERROR = "websocket-protocol-error";
+    /** WebSocket: a text message or close reason that is not UTF-8 (close code 1007). */
+    public static final String WEBSOCKET_INVALID_UTF8 = "websocket-invalid-utf8";
+    /** WebSocket: a message larger than the proxy inspects, before or after inflating (close code 1009). */
+    public static final String WEBSOCKET_MESSAGE_TOO_BIG = "websocket-message-too-big";
+    /** The upstream's 101 chose an extension, parameter or subprotocol the forwarded offer did not hold, or a bad accept. */
+    public static final String WEBSOCKET_HANDSHAKE_REFUSED = "websocket-handshake-refused";
+
     private ProxyReasons() {}
 }

@@ -2,6 +2,7 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.policy.Target;
 import dev.agentjail.proxy.tls.UpstreamTls;
+import dev.agentjail.proxy.ws.Handshake;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -143,6 +144,8 @@ final class UpstreamConnection {
         if (ex.websocket) {
             headers.set(HttpHeaderNames.CONNECTION, "Upgrade");
             headers.set(HttpHeaderNames.UPGRADE, "websocket");
+            // Only extensions the proxy can read are offered, so the upstream can negotiate no other.
+            Handshake.filterOffer(headers);
         }
         headers.remove(HttpHeaderNames.HOST);
         int defaultPort = tls != null ? 443 : 80;

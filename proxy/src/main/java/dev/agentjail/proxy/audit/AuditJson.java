@@ -44,6 +44,13 @@ public final class AuditJson {
         if (r.mcp() != null) {
             mcp(out, r.mcp());
         }
+        if (r.websocket() != null) {
+            out.append(",\"websocket\":{\"messages_out\":")
+                    .append(r.websocket().messagesOut())
+                    .append(",\"messages_in\":")
+                    .append(r.websocket().messagesIn())
+                    .append('}');
+        }
         if (r.sessionDetails() != null) {
             sessionDetails(out, r.sessionDetails());
         }

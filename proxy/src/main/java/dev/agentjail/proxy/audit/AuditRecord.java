@@ -35,7 +35,8 @@ public record AuditRecord(
         String firstBytesSha256,
         SessionDetails sessionDetails,
         List<RedactionCount> redactions,
-        McpDetails mcp) {
+        McpDetails mcp,
+        WebSocketDetails websocket) {
 
     /** Written as {@code "v"} first on every line; bump only for incompatible changes. */
     public static final int SCHEMA_VERSION = 1;
@@ -152,8 +153,15 @@ public record AuditRecord(
         private String firstBytesSha256;
         private List<RedactionCount> redactions = List.of();
         private McpDetails mcp;
+        private WebSocketDetails websocket;
 
         private Builder() {}
+
+        /** The messages a WebSocket relay carried (on its {@code tunnel-close} record); null for anything else. */
+        public Builder websocket(WebSocketDetails value) {
+            websocket = value;
+            return this;
+        }
 
         /** The MCP message this request carried (docs/mcp.md); null for anything else. */
         public Builder mcp(McpDetails value) {
@@ -297,7 +305,8 @@ public record AuditRecord(
                     firstBytesSha256,
                     sessionDetails,
                     redactions,
-                    mcp);
+                    mcp,
+                    websocket);
         }
 
         public Builder sessionDetails(SessionDetails value) {

@@ -24,6 +24,14 @@ public final class ResponseScrubber {
     private byte[] held = new byte[0];
     private long swapped;
 
+    /**
+     * A scrubber of {@code credentials}' values, for a channel that is no single response to one request: the messages
+     * of a WebSocket to the credentials' host.
+     */
+    public static ResponseScrubber of(List<InjectedCredential> credentials) {
+        return new ResponseScrubber(credentials);
+    }
+
     ResponseScrubber(List<InjectedCredential> injected) {
         for (InjectedCredential c : injected) {
             for (String spelling : spellings(c.value())) {
