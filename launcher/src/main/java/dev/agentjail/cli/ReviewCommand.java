@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.jail.Quarantine;
+import dev.agentjail.jail.SurfaceReview;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.FileAlreadyExistsException;
@@ -48,9 +49,12 @@ import picocli.CommandLine.Spec;
             "    agentjail review --restore 3f2a9c41d0e8b7a6 --force",
             "  Delete a session's quarantine:",
             "    agentjail review --discard 3f2a9c41d0e8b7a6",
+            "  Finish a review that stopped at its bounds (the session said so):",
+            "    agentjail review --finish",
             "",
-            "Exit status: 0 done; 1 a path to restore exists (see --force), or an I/O",
-            "failure; 2 bad usage, or no such session or item."
+            "Exit status: 0 done; 1 a path to restore exists (see --force), a review",
+            "--finish could not complete, or an I/O failure; 2 bad usage, or no such",
+            "session or item."
         })
 final class ReviewCommand implements Callable<Integer> {
     /** Below the state directory ({@link Paths#stateHome}). */
@@ -87,6 +91,13 @@ final class ReviewCommand implements Callable<Integer> {
 
         @Option(names = "--discard", paramLabel = "SESSION", description = "Delete a session's quarantined items.")
         String discard;
+
+        @Option(
+                names = "--finish",
+                description = "Sweep the project (with --all: every project) for what the agent changed past the"
+                        + " bounds of an unfinished session review, judged by change time, and quarantine it. Until"
+                        + " then, sessions on that project refuse to start.")
+        boolean finish;
     }
 
     /** Where the quarantine lives for {@code env}. */
@@ -102,11 +113,15 @@ final class ReviewCommand implements Callable<Integer> {
         if (force && (action == null || action.restore == null)) {
             throw new ParameterException(spec.commandLine(), "--force only goes with --restore");
         }
-        if (action != null && (all || project != null)) {
-            throw new ParameterException(spec.commandLine(), "--all and --project only go with listing");
+        if (action != null && !action.finish && (all || project != null)) {
+            throw new ParameterException(spec.commandLine(), "--all and --project only go with listing and --finish");
         }
         try {
-            if (action != null && action.restore != null) {
+            if (action != null && action.finish) {
+                boolean complete = finish(out, quarantine);
+                out.flush();
+                return complete ? ExitCodes.OK : ExitCodes.FAILURE;
+            } else if (action != null && action.restore != null) {
                 restore(out, quarantine, action.restore);
             } else if (action != null) {
                 List<Quarantine.Item> gone = quarantine.discard(session(action.discard));
@@ -126,8 +141,56 @@ final class ReviewCommand implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
+    /** Sweeps each unfinished review of the project (or all); false when one still could not complete. */
+    private boolean finish(PrintWriter out, Quarantine quarantine) throws IOException {
+        Optional<Path> only = all ? Optional.empty() : Optional.of(projectDir());
+        List<Quarantine.Pending> todo = quarantine.pending().stream()
+                .filter(p -> only.isEmpty() || concerns(p, only.get()))
+                .toList();
+        if (todo.isEmpty()) {
+            out.println("No unfinished review" + only.map(p -> " for " + p).orElse(""));
+            return true;
+        }
+        boolean complete = true;
+        for (Quarantine.Pending p : todo) {
+            if (p.roots().isEmpty()) {
+                out.println("Session " + p.session() + ": " + LogRecordText.printable(p.reason())
+                        + "; remove it with agentjail review --discard " + p.session() + " once you have checked");
+                complete = false;
+                continue;
+            }
+            out.println("Session " + p.session() + ", project "
+                    + LogRecordText.printable(p.project().toString()) + ": looking for surfaces changed since "
+                    + p.since() + " ...");
+            out.flush();
+            List<SurfaceReview.Finding> findings = new SurfaceReview(SurfaceReview.Limits.FINISH, Clock.systemUTC())
+                    .sweep(p.project(), p.roots(), p.since(), quarantine.directory(), p.session());
+            findings.forEach(f -> out.println("  " + LogRecordText.printable(f.describe())));
+            if (findings.stream().anyMatch(f -> f.change() == SurfaceReview.Change.INCOMPLETE)) {
+                complete = false;
+            } else {
+                out.println("  review finished" + (findings.isEmpty() ? ": nothing new" : ""));
+            }
+        }
+        return complete;
+    }
+
+    /** Whether an unfinished review concerns sessions on {@code project} (an unreadable record concerns all). */
+    static boolean concerns(Quarantine.Pending pending, Path project) {
+        return pending.roots().isEmpty()
+                || project.startsWith(pending.project())
+                || pending.project().startsWith(project);
+    }
+
     private void list(PrintWriter out, Quarantine quarantine) throws IOException {
         Optional<Path> only = all ? Optional.empty() : Optional.of(projectDir());
+        for (Quarantine.Pending p : quarantine.pending()) {
+            if (only.isEmpty() || concerns(p, only.get())) {
+                out.println("UNFINISHED review of session " + p.session() + " (project "
+                        + LogRecordText.printable(p.project().toString()) + "): "
+                        + LogRecordText.printable(p.reason()) + "; run agentjail review --finish");
+            }
+        }
         List<Quarantine.Item> items = quarantine.list().stream()
                 .filter(i -> only.isEmpty() || i.project().equals(only.get()))
                 .toList();

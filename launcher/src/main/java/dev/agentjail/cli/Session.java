@@ -154,6 +154,7 @@ final class Session {
                 "agentjail's user configuration",
                 "it holds the policy of every later session");
         refuseProjectOverlap(InitBinary.defaultCacheDir(hostEnv, home), "agentjail's cache", "it runs on the host");
+        refuseUnfinishedReview();
         try (InspectionSetup inspection = InspectionSetup.open(
                 policy,
                 hostEnv,
@@ -628,6 +629,30 @@ final class Session {
         } catch (RuntimeException e) {
             err.println("agentjail: cannot review the session's surfaces: " + e.getMessage());
             return List.of("review failed: " + e.getMessage());
+        }
+    }
+
+    /**
+     * A review that stopped at its bounds left what lies past them unchecked: until {@code agentjail review --finish}
+     * has swept it, no session starts on the project (the next agent would find and could build on what the last one
+     * planted).
+     */
+    private void refuseUnfinishedReview() {
+        List<Quarantine.Pending> pending;
+        try {
+            pending = new Quarantine(ReviewCommand.quarantineDir(hostEnv), Clock.systemUTC()).pending();
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT, "cannot read the quarantine's unfinished reviews: " + e.getMessage(), e);
+        }
+        for (Quarantine.Pending p : pending) {
+            if (ReviewCommand.concerns(p, project)) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "the review after session " + p.session() + " on " + p.project() + " did not finish ("
+                                + LogRecordText.printable(p.reason()) + "); run `agentjail review --finish --project "
+                                + p.project() + "` first: it looks at what that session left past the review's bounds");
+            }
         }
     }
 

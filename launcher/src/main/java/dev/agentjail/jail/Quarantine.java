@@ -202,6 +202,85 @@ public final class Quarantine {
         return recorded;
     }
 
+    /** The file in a session's quarantine directory that marks its review as unfinished. */
+    public static final String PENDING = "pending.json";
+
+    /**
+     * A session whose review reached its bounds: what lies beyond them was not checked, and {@code agentjail review
+     * --finish} must sweep the trees before host tools read them (and before the next session on the project starts).
+     *
+     * @param since the session's start: a surface changed at or after it (ctime) counts as the agent's
+     */
+    public record Pending(String session, Path project, List<SurfaceReview.Root> roots, Instant since, String reason) {
+        public Pending {
+            roots = List.copyOf(roots);
+        }
+    }
+
+    /** Records that {@code pending}'s review is unfinished (replacing an earlier record of the session). */
+    public void markPending(Pending pending) throws IOException {
+        Path sessionDir = privateDir(pending.session());
+        List<Json> roots = new ArrayList<>();
+        for (SurfaceReview.Root r : pending.roots()) {
+            roots.add(new Json.Obj(Map.of(
+                    "kind", new Json.Str(r.kind()), "dir", new Json.Str(r.dir().toString()))));
+        }
+        Map<String, Json> m = new LinkedHashMap<>();
+        m.put("session", new Json.Str(pending.session()));
+        m.put("project", new Json.Str(pending.project().toString()));
+        m.put("since", new Json.Str(pending.since().toString()));
+        m.put("reason", new Json.Str(pending.reason()));
+        m.put("roots", new Json.Arr(roots));
+        Path temp = sessionDir.resolve(PENDING + ".tmp");
+        Files.deleteIfExists(temp);
+        Files.writeString(temp, new Json.Obj(m).text() + "\n", StandardOpenOption.CREATE_NEW);
+        Files.move(
+                temp, sessionDir.resolve(PENDING), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Marks the session's review as finished. */
+    public void clearPending(String session) throws IOException {
+        Files.deleteIfExists(sessionDir(session).resolve(PENDING));
+    }
+
+    /**
+     * Every unfinished review, oldest first. A record that cannot be read is returned as pending for every project
+     * ({@code project} "/"): failing closed, it is named rather than passed over.
+     */
+    public List<Pending> pending() throws IOException {
+        List<Pending> all = new ArrayList<>();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return all;
+        }
+        try (var sessions = Files.newDirectoryStream(dir)) {
+            for (Path s : sessions) {
+                String name = s.getFileName().toString();
+                Path file = s.resolve(PENDING);
+                if (!SESSION.matcher(name).matches() || !Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                try {
+                    Json.Obj o = (Json.Obj) JsonReader.parse(Files.readAllBytes(file));
+                    List<SurfaceReview.Root> roots = new ArrayList<>();
+                    for (Json r : ((Json.Arr) o.get("roots")).items()) {
+                        Json.Obj root = (Json.Obj) r;
+                        roots.add(new SurfaceReview.Root(root.string("kind"), Path.of(root.string("dir"))));
+                    }
+                    all.add(new Pending(
+                            name,
+                            Path.of(o.string("project")),
+                            roots,
+                            Instant.parse(o.string("since")),
+                            String.valueOf(o.string("reason"))));
+                } catch (JsonException | RuntimeException unreadable) {
+                    all.add(new Pending(name, Path.of("/"), List.of(), Instant.EPOCH, "unreadable " + file));
+                }
+            }
+        }
+        all.sort(Comparator.comparing(Pending::since).thenComparing(Pending::session));
+        return all;
+    }
+
     /** Every quarantined item of every session, newest first. */
     public List<Item> list() throws IOException {
         List<Item> items = new ArrayList<>();

@@ -7,12 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -68,6 +70,15 @@ public final class SurfaceReview {
      */
     public record Limits(int maxDepth, int maxEntries, long maxBytes, Duration maxTime) {
         public static final Limits DEFAULTS = new Limits(64, 200_000, 256L << 20, Duration.ofSeconds(10));
+
+        /**
+         * The sweep that follows a review that reached its bounds: judged by change time, it needs no snapshot, so it
+         * can go as far as the tree does, within these.
+         */
+        public static final Limits SWEEP = new Limits(256, 5_000_000, 1L << 30, Duration.ofSeconds(120));
+
+        /** {@code agentjail review --finish}: the user waits for it on purpose. */
+        public static final Limits FINISH = new Limits(1024, 200_000_000, 16L << 30, Duration.ofHours(2));
 
         public Limits {
             if (maxDepth < 2 || maxEntries < 1 || maxBytes < 0 || maxTime.isNegative() || maxTime.isZero()) {
@@ -126,10 +137,17 @@ public final class SurfaceReview {
     public static final class Snapshot {
         private final Path project;
         private final List<Scan> scans;
+        private final Instant taken;
 
-        private Snapshot(Path project, List<Scan> scans) {
+        private Snapshot(Path project, List<Scan> scans, Instant taken) {
             this.project = project;
             this.scans = List.copyOf(scans);
+            this.taken = taken;
+        }
+
+        /** When the snapshot began: what changed after it is the session's. */
+        public Instant taken() {
+            return taken;
         }
 
         /** The trees snapshotted. */
@@ -170,12 +188,13 @@ public final class SurfaceReview {
 
     /** Snapshots the surfaces of {@code roots}; a root of kind "project" is judged by the project's rules. */
     public Snapshot snapshot(Path project, List<Root> roots) {
+        Instant taken = clock.instant();
         long deadline = clock.millis() + limits.maxTime().toMillis();
         List<Scan> scans = new ArrayList<>();
         for (Root root : roots) {
             scans.add(scan(root, deadline, "before the session"));
         }
-        return new Snapshot(project, scans);
+        return new Snapshot(project, scans, taken);
     }
 
     /**
@@ -207,6 +226,75 @@ public final class SurfaceReview {
                 judge(before.project, was, now, quarantine, session, findings);
             }
         }
+        if (findings.stream().noneMatch(f -> f.change() == Change.INCOMPLETE)) {
+            return List.copyOf(findings);
+        }
+        // Past a bound the snapshot cannot tell the agent's surfaces from the user's; their change times can.
+        List<Finding> swept = new SurfaceReview(Limits.SWEEP, clock)
+                .sweep(before.project, before.roots(), before.taken(), quarantineDir, session);
+        List<Finding> result = new ArrayList<>();
+        findings.stream().filter(f -> f.change() != Change.INCOMPLETE).forEach(result::add);
+        result.addAll(swept);
+        return List.copyOf(result);
+    }
+
+    /**
+     * Judges by change time instead of by a snapshot: walks {@code roots} and moves into the quarantine every surface
+     * whose entry, or an entry below it, changed (ctime, which no process can set back) at or after {@code since},
+     * less a second for clock granularity. What was there before and was not touched stays. When a bound is reached
+     * the session's review stays pending ({@link Quarantine#markPending}): the first finding says to run {@code
+     * agentjail review --finish}; a complete sweep clears it.
+     */
+    public List<Finding> sweep(Path project, List<Root> roots, Instant since, Path quarantineDir, String session) {
+        long deadline = clock.millis() + limits.maxTime().toMillis();
+        Quarantine quarantine = new Quarantine(quarantineDir, clock);
+        FileTime from = FileTime.from(since.minusSeconds(1));
+        List<Finding> findings = new ArrayList<>();
+        List<Finding> incomplete = new ArrayList<>();
+        for (Root root : roots) {
+            Scan now = scan(root, deadline, "in the sweep by change time");
+            for (int i = 0; i < now.problems.size(); i++) {
+                incomplete.add(new Finding(
+                        root,
+                        now.problemPaths.get(i),
+                        SurfaceKind.REVIEW_INCOMPLETE,
+                        SurfaceKind.REVIEW_INCOMPLETE.reason(),
+                        Change.INCOMPLETE,
+                        Optional.empty(),
+                        now.problems.get(i)));
+            }
+            if (now.existed) {
+                judge(project, now.untouchedSince(from, deadline), now, quarantine, session, findings);
+            }
+        }
+        try {
+            if (incomplete.isEmpty()) {
+                quarantine.clearPending(session);
+            } else {
+                quarantine.markPending(new Quarantine.Pending(
+                        session, project, roots, since, incomplete.get(0).detail()));
+                findings.add(new Finding(
+                        roots.get(0),
+                        SELF,
+                        SurfaceKind.REVIEW_INCOMPLETE,
+                        SurfaceKind.REVIEW_INCOMPLETE.reason(),
+                        Change.INCOMPLETE,
+                        Optional.empty(),
+                        "what lies past the bound was not checked: before you run git, direnv or an editor in "
+                                + project + ", run `agentjail review --finish` (sessions on this project refuse to"
+                                + " start until then)"));
+            }
+        } catch (IOException e) {
+            findings.add(new Finding(
+                    roots.get(0),
+                    SELF,
+                    SurfaceKind.REVIEW_INCOMPLETE,
+                    SurfaceKind.REVIEW_INCOMPLETE.reason(),
+                    Change.INCOMPLETE,
+                    Optional.empty(),
+                    "cannot record the unfinished review: " + e.getMessage()));
+        }
+        findings.addAll(incomplete);
         return List.copyOf(findings);
     }
 
@@ -386,6 +474,34 @@ public final class SurfaceReview {
         return scan;
     }
 
+    /** Whether {@code path} below {@code root}, or anything below it, changed at or after {@code since}. */
+    private static boolean changedSince(Path root, Path path, FileTime since, long deadline) {
+        try {
+            if (ctime(root.resolve(path)).compareTo(since) >= 0) {
+                return true;
+            }
+            ProjectFiles files = ProjectFiles.of(root);
+            if (!files.attributes(path).map(PosixFileAttributes::isDirectory).orElse(false)) {
+                return false;
+            }
+            // Any entry changed, past the time bound, or unreadable: each answers "changed" (failing closed).
+            files.walk(path, 256, 5_000_000, (relative, attributes) -> {
+                if (System.currentTimeMillis() > deadline
+                        || ctime(root.resolve(relative)).compareTo(since) >= 0) {
+                    throw new IOException("changed");
+                }
+                return ProjectFiles.Visit.CONTINUE;
+            });
+            return false;
+        } catch (IOException | RuntimeException changedOrUnknown) {
+            return true;
+        }
+    }
+
+    private static FileTime ctime(Path path) throws IOException {
+        return (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+    }
+
     private static Path real(Path dir) {
         try {
             return dir.toRealPath();
@@ -451,6 +567,22 @@ public final class SurfaceReview {
             }
             Path seen = dir == null ? SELF : dir;
             return listed.contains(seen) && !cutShort.contains(seen);
+        }
+
+        /**
+         * This scan as a snapshot taken at {@code since} would have seen it: the surfaces whose entries (and entries
+         * below them) all changed before it. One that cannot be checked counts as changed.
+         */
+        Scan untouchedSince(FileTime since, long deadline) {
+            Scan was = new Scan(root, true);
+            was.layouts.addAll(layouts);
+            was.walkedLayouts.addAll(walkedLayouts);
+            for (Map.Entry<Path, Surface> e : surfaces.entrySet()) {
+                if (!changedSince(root.dir(), e.getKey(), since, deadline)) {
+                    was.surfaces.put(e.getKey(), e.getValue());
+                }
+            }
+            return was;
         }
 
         /** The innermost layout {@code path} lies in (SELF when it is the root's, or none). */
