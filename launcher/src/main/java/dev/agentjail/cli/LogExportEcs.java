@@ -93,6 +93,8 @@ final class LogExportEcs {
             put(doc, "process.exit_code", s.exitCode());
             put(doc, "agentjail.requests", s.requests());
             put(doc, "agentjail.denials", s.denials());
+            put(doc, "agentjail.limits", s.limits());
+            put(doc, "agentjail.limit_hits", s.limitHits());
         }
         return doc;
     }

@@ -149,8 +149,12 @@ record LogRecord(
             List<String> envNames,
             Long exitCode,
             Long requests,
-            Long denials) {
+            Long denials,
+            List<String> limits,
+            List<String> limitHits) {
         SessionInfo {
+            limits = limits == null ? null : List.copyOf(limits);
+            limitHits = limitHits == null ? null : List.copyOf(limitHits);
             command = command == null ? null : List.copyOf(command);
             binds = binds == null ? null : List.copyOf(binds);
             envNames = envNames == null ? null : List.copyOf(envNames);

@@ -249,6 +249,8 @@ final class LogRecordJson {
         Long exit = f.has("exit_code") ? f.requiredLong("exit_code") : null;
         Long requests = f.has("requests") ? f.requiredLong("requests") : null;
         Long denials = f.has("denials") ? f.requiredLong("denials") : null;
+        List<String> limits = f.strings("limits");
+        List<String> limitHits = f.strings("limit_hits");
         if (sha == null
                 && source == null
                 && command == null
@@ -256,10 +258,13 @@ final class LogRecordJson {
                 && envNames == null
                 && exit == null
                 && requests == null
-                && denials == null) {
+                && denials == null
+                && limits == null
+                && limitHits == null) {
             return null;
         }
-        return new LogRecord.SessionInfo(sha, source, command, binds, envNames, exit, requests, denials);
+        return new LogRecord.SessionInfo(
+                sha, source, command, binds, envNames, exit, requests, denials, limits, limitHits);
     }
 
     // ---- the parser -------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import dev.agentjail.jail.BindSources;
 import dev.agentjail.jail.BwrapCommand;
 import dev.agentjail.jail.BwrapInvocation;
 import dev.agentjail.jail.BwrapStatus;
+import dev.agentjail.jail.CgroupHost;
 import dev.agentjail.jail.GitConfigSurfaces;
 import dev.agentjail.jail.GitStages;
 import dev.agentjail.jail.HomeEntry;
@@ -21,6 +22,7 @@ import dev.agentjail.jail.Limits;
 import dev.agentjail.jail.LiveGitGuard;
 import dev.agentjail.jail.MaskedFiles;
 import dev.agentjail.jail.ModeGuard;
+import dev.agentjail.jail.OomWatch;
 import dev.agentjail.jail.Placeholders;
 import dev.agentjail.jail.PreStart;
 import dev.agentjail.jail.ProtectedPath;
@@ -28,6 +30,7 @@ import dev.agentjail.jail.ProtectedPaths;
 import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.Repositories;
 import dev.agentjail.jail.SessionFiles;
+import dev.agentjail.jail.SessionLimits;
 import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
@@ -224,7 +227,8 @@ final class Session {
                         hostEnv),
                 handoffSocket,
                 port);
-        PidsCgroup cgroup = null;
+        SessionLimits sessionLimits = null;
+        OomWatch oomWatch = null;
         List<ProtectedPath> protectedPaths = List.of();
         List<ProtectedPath> homePlaceholders = List.of();
         SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
@@ -455,17 +459,14 @@ final class Session {
                             err.println("agentjail: warning: the review after this session will be incomplete: " + m));
             StartupTrace.mark("jail spec built");
             List<String> argv = new ArrayList<>(BwrapInvocation.prepare(spec, sessionDir));
-            if (uid == 0) {
-                // The kernel ignores RLIMIT_NPROC for root, so a pids cgroup carries the process limit.
-                cgroup = PidsCgroup.create(id, policy.limits().processes());
-                if (cgroup == null) {
-                    throw new CliException(
-                            ExitCodes.ENVIRONMENT,
-                            "started as root, the process limit needs a writable pids cgroup controller and none was"
-                                    + " found; run agentjail as a regular user, or make the pids controller available");
-                }
-                argv.addAll(2, List.of("--join-cgroup", cgroup.procsFile().toString()));
+            // Memory, processes and CPU for the whole jail: its own cgroup (docs/jail.md, "Limits").
+            try {
+                sessionLimits = SessionLimits.apply(CgroupHost.system(), "agentjail-" + id, policy.limits(), uid == 0);
+            } catch (SessionLimits.Refused e) {
+                throw new CliException(ExitCodes.ENVIRONMENT, e.getMessage(), e);
             }
+            sessionLimits.warnings().forEach(w -> err.println("agentjail: warning: " + w));
+            argv.addAll(2, sessionLimits.joinArguments());
             if (hostUser.isPresent()) {
                 // Every descriptor is opened and the cgroup joined as root; bwrap and the jail run as the user.
                 argv.addAll(2, List.of("--user", Integer.toString(insideUid), Integer.toString(insideGid)));
@@ -477,14 +478,16 @@ final class Session {
                     .ts(Instant.now())
                     .session(id)
                     .sessionDetails(SessionDetails.start(
-                            loaded.sha256(),
-                            loaded.source(),
-                            describeCommand(command),
-                            describeBinds(spec),
-                            List.copyOf(env.keySet())))
+                                    loaded.sha256(),
+                                    loaded.source(),
+                                    describeCommand(command),
+                                    describeBinds(spec),
+                                    List.copyOf(env.keySet()))
+                            .withLimits(sessionLimits.enforced(), null))
                     .build());
             startRecorded = true;
             StartupTrace.mark("argv prepared, start recorded");
+            oomWatch = sessionLimits.oomWatch().map(OomWatch::start).orElse(null);
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), running.handoff(), inspection);
             return exitCode;
         } catch (IOException e) {
@@ -518,6 +521,8 @@ final class Session {
                         .ifPresent(m -> err.println("agentjail: warning: not every file's permissions were checked"
                                 + " after the session: " + LogRecordText.printable(m)));
             }
+            List<String> limitHits = oomWatch == null ? List.of() : oomWatch.hits();
+            limitHits.forEach(h -> err.println("agentjail: limit reached: " + LogRecordText.printable(h)));
             List<String> findings = new ArrayList<>(liveMoves);
             findings.addAll(stageFindings);
             if (surfaces != null) {
@@ -540,15 +545,22 @@ final class Session {
                             .session(id)
                             .durationMs(seconds)
                             .sessionDetails(SessionDetails.end(
-                                    exitCode == null ? -1 : exitCode, audit.requests(), audit.denials(), findings))
+                                            exitCode == null ? -1 : exitCode,
+                                            audit.requests(),
+                                            audit.denials(),
+                                            findings)
+                                    .withLimits(sessionLimits.enforced(), limitHits))
                             .build());
                 }
             } catch (RuntimeException e) {
                 err.println("agentjail: cannot write the session-end record: " + e.getMessage());
             }
             audit.close();
-            if (cgroup != null) {
-                cgroup.remove();
+            if (sessionLimits != null) {
+                sessionLimits
+                        .cgroup()
+                        .remove()
+                        .forEach(m -> err.println("agentjail: warning: " + LogRecordText.printable(m)));
             }
 
             SessionDirs.delete(sessionDir);
@@ -895,7 +907,7 @@ final class Session {
         return new Limits(
                 l.openFiles(),
                 l.processes(),
-                l.memoryBytes(),
+                l.addressSpaceBytes() > 0 ? l.addressSpaceBytes() : Limits.UNLIMITED,
                 l.fileSizeBytes(),
                 l.tmpSizeBytes(),
                 Limits.DEFAULTS.homeBytes(),

@@ -1,13 +1,15 @@
 package dev.agentjail.jail;
 
 /**
- * Resource caps of one jail: rlimits that agentjail-init applies before it execs the agent, and the sizes of
- * the jail's tmpfs mounts (tmpfs memory is not counted by RLIMIT_AS, so each one needs its own cap).
+ * Per-process resource caps of one jail: rlimits that agentjail-init applies before it execs the agent, and the sizes
+ * of the jail's tmpfs mounts. Memory, the process count and CPU of the jail as a whole are the session's cgroup's
+ * ({@link SessionLimits}).
  *
  * @param openFiles RLIMIT_NOFILE
  * @param processes RLIMIT_NPROC (per user namespace on Linux 5.14 and later; the kernel ignores it for a jail
  *     started by root, see docs/jail.md)
- * @param addressSpaceBytes RLIMIT_AS
+ * @param addressSpaceBytes RLIMIT_AS: {@link #UNLIMITED} unless the policy sets {@code limits.address_space} (V8
+ *     reserves 8 to 10 GiB of address space per WebAssembly memory, so any default would break Node)
  * @param fileSizeBytes RLIMIT_FSIZE
  * @param tmpBytes size of the tmpfs on /tmp
  * @param homeBytes size of the tmpfs home
@@ -28,10 +30,10 @@ public record Limits(
 
     /**
      * Defaults that stop a runaway writer, a full /tmp and (for a launcher that is not root) a fork bomb, without
-     * getting in the way of node, the JVM or a compiler. RLIMIT_AS stays generous because V8 and the JVM reserve
-     * far more address space than they use.
+     * getting in the way of node, the JVM or a compiler. No RLIMIT_AS: V8 and the JVM reserve far more address space
+     * than they use, and address space is no measure of memory.
      */
-    public static final Limits DEFAULTS = new Limits(8192, 4096, 64 * GIB, 16 * GIB, 2 * GIB, 1 * GIB, 256L << 20);
+    public static final Limits DEFAULTS = new Limits(8192, 4096, UNLIMITED, 16 * GIB, 2 * GIB, 1 * GIB, 256L << 20);
 
     public Limits {
         rlimit(openFiles, "openFiles");

@@ -219,8 +219,9 @@ class JailSmokeTest {
                 .findFirst()
                 .orElseThrow(() -> new AssertionError(name + " missing from\n" + procLimits));
         String[] values = line.substring(name.length()).trim().split("\\s+");
-        assertEquals(Long.toString(expected), values[0], "soft " + line);
-        assertEquals(Long.toString(expected), values[1], "hard " + line);
+        String shown = expected == Limits.UNLIMITED ? "unlimited" : Long.toString(expected);
+        assertEquals(shown, values[0], "soft " + line);
+        assertEquals(shown, values[1], "hard " + line);
     }
 
     @Test

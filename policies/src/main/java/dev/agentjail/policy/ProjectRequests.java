@@ -419,6 +419,7 @@ final class ProjectRequests {
             return switch (key) {
                 case "timeout" -> Quantities.parseDuration(text).toSeconds();
                 case "processes", "open_files" -> Long.parseLong(text.trim());
+                case "cpu" -> LimitsSection.parseCpu(text);
                 default -> Quantities.parseSize(text);
             };
         } catch (MalformedEntryException | NumberFormatException e) {
@@ -434,6 +435,8 @@ final class ProjectRequests {
             case "open_files" -> Limits.DEFAULT_OPEN_FILES;
             case "file_size" -> Limits.DEFAULT_FILE_SIZE_BYTES;
             case "tmp_size" -> Limits.DEFAULT_TMP_SIZE_BYTES;
+            // No limit by default: any value a project writes narrows.
+            case "address_space", "cpu" -> Long.MAX_VALUE;
             default -> throw new IllegalStateException("unknown limit " + key);
         };
     }

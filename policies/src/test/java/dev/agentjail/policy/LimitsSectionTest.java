@@ -1,10 +1,12 @@
 package dev.agentjail.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,8 +20,15 @@ class LimitsSectionTest {
 
     @Test
     void missingKeysKeepTheirDefaults() throws Exception {
-        assertEquals(Limits.defaults().withTimeout(Duration.ofSeconds(90)), load("  timeout: 90s\n"));
+        Limits timeoutOnly = load("  timeout: 90s\n");
+        assertEquals(Duration.ofSeconds(90), timeoutOnly.timeout());
+        assertEquals(Limits.defaults().withTimeout(Duration.ofSeconds(90)).memoryBytes(), timeoutOnly.memoryBytes());
+        assertEquals(Set.of("timeout"), timeoutOnly.explicit());
+        assertFalse(timeoutOnly.isExplicit("memory"));
+        assertEquals(0, timeoutOnly.addressSpaceBytes());
+        assertEquals(0, timeoutOnly.cpuMillis());
         assertEquals(new Limits(Duration.ofHours(12), 16L << 30, 4096, 4096, 16L << 30, 1L << 30), Limits.defaults());
+        assertEquals(Set.of(), Limits.defaults().explicit());
     }
 
     @Test
@@ -31,7 +40,10 @@ class LimitsSectionTest {
                         Limits.MAX_PROCESSES,
                         Limits.MAX_OPEN_FILES,
                         512L << 10,
-                        1L << 10),
+                        1L << 10,
+                        64L << 30,
+                        1500,
+                        LimitsSection.KEYS),
                 load("""
                           timeout: 720h
                           memory: 1024G
@@ -39,7 +51,26 @@ class LimitsSectionTest {
                           open_files: 1048576
                           file_size: 512k
                           tmp_size: "1k"
+                          address_space: 64g
+                          cpu: 1.5
                         """));
+    }
+
+    @ParameterizedTest(name = "[{index}] cpu: {0}")
+    @MethodSource("cpuQuotas")
+    void cpuQuotaIsReadInThousandthsOfACpu(String text, int millis) throws Exception {
+        assertEquals(millis, load("  cpu: " + text + "\n").cpuMillis());
+    }
+
+    static Stream<Arguments> cpuQuotas() {
+        return Stream.of(
+                arguments("1", 1000),
+                arguments("2", 2000),
+                arguments("0.5", 500),
+                arguments("0.001", 1),
+                arguments("1.25", 1250),
+                arguments("\"3\"", 3000),
+                arguments("1024", 1024000));
     }
 
     /** Each bad value and the exact message: FILE:LINE: KEY: problem. */
@@ -49,10 +80,29 @@ class LimitsSectionTest {
                 arguments(
                         "  openfiles: 10\n",
                         "p.yaml:3: limits.openfiles: unknown key 'openfiles' (did you mean 'open_files'?)"),
+                arguments("  cpus: 2\n", "p.yaml:3: limits.cpus: unknown key 'cpus' (did you mean 'cpu'?)"),
                 arguments(
-                        "  cpu: 2\n",
-                        "p.yaml:3: limits.cpu: unknown key 'cpu' (expected one of: file_size, memory, open_files,"
-                                + " processes, timeout, tmp_size)"),
+                        "  swap: 2g\n",
+                        "p.yaml:3: limits.swap: unknown key 'swap' (expected one of: address_space, cpu, file_size,"
+                                + " memory, open_files, processes, timeout, tmp_size)"),
+                // CPU quotas: a positive number of CPUs, at most three decimals, at most 1024
+                arguments("  cpu: 0\n", "p.yaml:3: limits.cpu: invalid CPU quota '0': must be positive"),
+                arguments(
+                        "  cpu: 0.0001\n",
+                        "p.yaml:3: limits.cpu: invalid CPU quota '0.0001': expected a number of CPUs (like 2 or 0.5)"),
+                arguments(
+                        "  cpu: 50%\n",
+                        "p.yaml:3: limits.cpu: invalid CPU quota '50%': expected a number of CPUs (like 2 or 0.5)"),
+                arguments(
+                        "  cpu: -1\n",
+                        "p.yaml:3: limits.cpu: invalid CPU quota '-1': expected a number of CPUs (like 2 or 0.5)"),
+                arguments("  cpu: 02\n", "p.yaml:3: limits.cpu: invalid CPU quota '02': leading zeros are not allowed"),
+                arguments("  cpu: 1025\n", "p.yaml:3: limits.cpu: invalid CPU quota '1025': more than 1024 CPUs"),
+                arguments("  cpu: [1]\n", "p.yaml:3: limits.cpu: expected a string, got a list"),
+                arguments(
+                        "  address_space: 16\n",
+                        "p.yaml:3: limits.address_space: invalid size '16': expected a number followed by k, m or g"
+                                + " (like 512m or 8g)"),
                 arguments("  - 2h\n", "p.yaml:3: limits: expected a mapping, got a list"),
                 // durations: a positive integer and one of s, m, h; at most 30 days
                 arguments(

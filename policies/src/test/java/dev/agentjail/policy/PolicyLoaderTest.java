@@ -132,7 +132,18 @@ class PolicyLoaderTest {
                 policy.filesystem());
         assertEquals(
                 new EnvPolicy(List.of("ANTHROPIC_API_KEY", "GIT_AUTHOR_NAME"), Map.of("EDITOR", "vi")), policy.env());
-        assertEquals(new Limits(Duration.ofHours(2), 8L << 30, 1024, 4096, 8L << 30, 1L << 30), policy.limits());
+        assertEquals(
+                new Limits(
+                        Duration.ofHours(2),
+                        8L << 30,
+                        1024,
+                        4096,
+                        8L << 30,
+                        1L << 30,
+                        0,
+                        0,
+                        Set.of("timeout", "memory", "processes", "open_files", "file_size", "tmp_size")),
+                policy.limits());
         assertEquals(new JailSettings("agentjail", true, true), policy.jail());
     }
 

@@ -388,7 +388,9 @@ class PolicySchemaTest {
                 bad("deny *", Invalid.at("env.deny[0]", "pattern", env("deny: ['*']"))),
                 bad("deny a proxy variable", Invalid.at("env.deny[0]", "pattern", env("deny: [NO_PROXY]"))),
                 // limits
-                bad("unknown limit", Invalid.at("limits.cpu", "additionalProperties", limits("cpu: 2"))),
+                bad("unknown limit", Invalid.at("limits.swap", "additionalProperties", limits("swap: 2g"))),
+                bad("cpu as a percentage", Invalid.at("limits.cpu", "type", limits("cpu: 50%"))),
+                bad("cpu of zero", Invalid.at("limits.cpu", "minimum", limits("cpu: 0"))),
                 bad("timeout without unit", Invalid.at("limits.timeout", "pattern", limits("timeout: '12'"))),
                 bad("timeout as a number", Invalid.at("limits.timeout", "type", limits("timeout: 12"))),
                 bad("timeout in days", Invalid.at("limits.timeout", "pattern", limits("timeout: 1d"))),

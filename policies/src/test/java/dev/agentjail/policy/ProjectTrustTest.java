@@ -222,9 +222,11 @@ class ProjectTrustTest {
                         p -> false), // a deny refuses the read bind at load: the effect is the error below
                 narrowing(
                         "version: 1\nlimits:\n  timeout: 30m\n  memory: 4g\n  processes: 512\n  open_files: 1024\n"
-                                + "  file_size: 1g\n  tmp_size: 256m\n",
+                                + "  file_size: 1g\n  tmp_size: 256m\n  address_space: 32g\n  cpu: 2\n",
                         p -> p.policy().limits().timeout().toMinutes() == 30
-                                && p.policy().limits().processes() == 512),
+                                && p.policy().limits().processes() == 512
+                                && p.policy().limits().cpuMillis() == 2000
+                                && p.policy().limits().addressSpaceBytes() == 32L << 30),
                 narrowing(
                         "version: 1\nredaction:\n  action: block\n  patterns:\n    - {name: itk, regex: 'itk_[a-z]{8}'}\n"
                                 + "  known_values:\n    - env: DATABASE_PASSWORD\n",

@@ -42,7 +42,7 @@ final class AgentjailRun {
 
     private static final Pattern PROBE = Pattern.compile("^([A-Za-z][A-Za-z0-9_.-]*)=(.*)$", Pattern.MULTILINE);
 
-    private static final Pattern SESSION = Pattern.compile("\"session\":\"([0-9a-f]+)\"");
+    private static final Pattern CGROUP = Pattern.compile("cgroup v[12] (/[^ \"]+) \\(");
 
     private Path project;
     private final Path home;
@@ -127,34 +127,32 @@ final class AgentjailRun {
     }
 
     /**
-     * Fails if the session's pids cgroup (the launcher puts the jail in one, named after the session, when it runs as
-     * root) was still there when the launcher had exited.
+     * Fails if one of the session's cgroups (named in its session-start record's {@code limits}) was still there when
+     * the launcher had exited.
      */
     static void assertPidsCgroupRemoved(Outcome o) {
         o.leftoverCgroup()
-                .ifPresent(group -> fail("the session's pids cgroup " + group + " was still there after the launcher"
-                        + " exited (PidsCgroup.remove ran while the jail's processes were still exiting); "
+                .ifPresent(group -> fail("the session's cgroup " + group + " was still there after the launcher"
+                        + " exited (SessionCgroup.remove ran while the jail's processes were still exiting); "
                         + o.describe()));
     }
 
     /**
-     * Returns the pids cgroup of the session recorded in {@code auditLog} if it still exists, and removes it once its
+     * Returns a cgroup of the session recorded in {@code auditLog} if it still exists, and removes it once its
      * processes are gone, so that a leak the launcher makes does not pile up kernel objects over test runs.
      */
     static Optional<Path> collectLeftoverCgroup(Path auditLog) {
         // Read leniently: this runs after every session, including those whose log a test expects to be damaged.
-        Matcher session = SESSION.matcher(new String(AuditLines.bytes(auditLog), StandardCharsets.UTF_8));
-        if (!isRoot() || !session.find()) {
-            return Optional.empty();
-        }
-        for (Path root : List.of(Path.of("/sys/fs/cgroup"), Path.of("/sys/fs/cgroup/pids"))) {
-            Path group = root.resolve("agentjail-" + session.group(1));
-            if (Files.isDirectory(group)) {
-                removeWhenEmpty(group);
-                return Optional.of(group);
+        Matcher group = CGROUP.matcher(new String(AuditLines.bytes(auditLog), StandardCharsets.UTF_8));
+        Optional<Path> left = Optional.empty();
+        while (group.find()) {
+            Path dir = Path.of(group.group(1));
+            if (dir.getFileName().toString().startsWith("agentjail-") && Files.isDirectory(dir)) {
+                removeWhenEmpty(dir);
+                left = Optional.of(dir);
             }
         }
-        return Optional.empty();
+        return left;
     }
 
     private static void removeWhenEmpty(Path group) {

@@ -7,6 +7,7 @@ import static com.github.tomakehurst.wiremock.core.WireMockConfiguration.wireMoc
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -158,6 +159,37 @@ class UnprivilegedUserTest {
                 .bash(ResourceLimitsTest.forkBombScript(marker));
 
         ResourceLimitsTest.assertForkBombContained(o, marker);
+    }
+
+    /**
+     * Without a delegated cgroup (this v1 host has none for an ordinary user; neither does a runuser login) the default
+     * memory limit is reported on stderr and in the start record and the session runs; one the policy asks for
+     * refuses the session, naming the limit, the reason and how to get delegation.
+     */
+    @Test
+    void withoutDelegationTheDefaultMemoryLimitIsReportedAndAnExplicitOneRefused() throws IOException {
+        AgentjailRun.Outcome defaults = runAsUser().policy("version: 1\n").bash("echo ran=yes");
+
+        assertEquals(0, defaults.exitCode(), defaults::describe);
+        assertEquals("yes", defaults.probe("ran"));
+        assertTrue(
+                defaults.err().contains("agentjail: warning: the default limits.memory (16g) is not enforced: "),
+                defaults::describe);
+        assertTrue(
+                MemoryLimitsTest.strings(defaults.only(AuditRecord.KIND_SESSION_START), "limits")
+                        .contains("memory 16g: not enforced (default)"),
+                defaults::describe);
+
+        AgentjailRun.Outcome explicit = runAs(USER, Files.createDirectories(dir.resolve("explicit")), jar)
+                .policy("""
+                        version: 1
+                        limits:
+                          memory: 512m
+                        """)
+                .bash("echo ran=yes");
+        MemoryLimitsTest.assertRefusedWithoutDelegation(
+                explicit, "limits.memory: 512m cannot be enforced: no writable" + " memory controller");
+        assertTrue(!explicit.out().contains("ran=yes"), explicit::describe);
     }
 
     private AgentjailRun runAsUser() throws IOException {

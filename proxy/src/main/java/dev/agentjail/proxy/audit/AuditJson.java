@@ -118,6 +118,8 @@ public final class AuditJson {
             number(out, "denials", d.denials());
         }
         strings(out, "surfaces", d.surfaces());
+        strings(out, "limits", d.limits());
+        strings(out, "limit_hits", d.limitHits());
     }
 
     private static void strings(StringBuilder out, String name, java.util.List<String> values) {
