@@ -155,7 +155,7 @@ final class ReviewCommand implements Callable<Integer> {
         for (Quarantine.Pending p : todo) {
             if (p.roots().isEmpty()) {
                 out.println("Session " + p.session() + ": " + LogRecordText.printable(p.reason())
-                        + "; remove it with agentjail review --discard " + p.session() + " once you have checked");
+                        + "; check the projects that session could write to, then delete that file");
                 complete = false;
                 continue;
             }

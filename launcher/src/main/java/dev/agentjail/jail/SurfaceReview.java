@@ -57,10 +57,17 @@ public final class SurfaceReview {
     private static final String CONFIG = "config";
 
     private final Limits limits;
+    private final Limits sweepLimits;
     private final Clock clock;
 
     public SurfaceReview(Limits limits, Clock clock) {
+        this(limits, Limits.SWEEP, clock);
+    }
+
+    /** With the bounds of the sweep that follows a review that reached {@code limits}. */
+    public SurfaceReview(Limits limits, Limits sweepLimits, Clock clock) {
         this.limits = limits;
+        this.sweepLimits = sweepLimits;
         this.clock = clock;
     }
 
@@ -188,7 +195,7 @@ public final class SurfaceReview {
 
     /** Snapshots the surfaces of {@code roots}; a root of kind "project" is judged by the project's rules. */
     public Snapshot snapshot(Path project, List<Root> roots) {
-        Instant taken = clock.instant();
+        Instant taken = kernelNow();
         long deadline = clock.millis() + limits.maxTime().toMillis();
         List<Scan> scans = new ArrayList<>();
         for (Root root : roots) {
@@ -230,7 +237,7 @@ public final class SurfaceReview {
             return List.copyOf(findings);
         }
         // Past a bound the snapshot cannot tell the agent's surfaces from the user's; their change times can.
-        List<Finding> swept = new SurfaceReview(Limits.SWEEP, clock)
+        List<Finding> swept = new SurfaceReview(sweepLimits, sweepLimits, clock)
                 .sweep(before.project, before.roots(), before.taken(), quarantineDir, session);
         List<Finding> result = new ArrayList<>();
         findings.stream().filter(f -> f.change() != Change.INCOMPLETE).forEach(result::add);
@@ -240,15 +247,15 @@ public final class SurfaceReview {
 
     /**
      * Judges by change time instead of by a snapshot: walks {@code roots} and moves into the quarantine every surface
-     * whose entry, or an entry below it, changed (ctime, which no process can set back) at or after {@code since},
-     * less a second for clock granularity. What was there before and was not touched stays. When a bound is reached
+     * whose entry, or an entry below it, changed (ctime, which no process can set back) after {@code since} (a
+     * snapshot's {@link Snapshot#taken}). What was there before and was not touched stays. When a bound is reached
      * the session's review stays pending ({@link Quarantine#markPending}): the first finding says to run {@code
      * agentjail review --finish}; a complete sweep clears it.
      */
     public List<Finding> sweep(Path project, List<Root> roots, Instant since, Path quarantineDir, String session) {
         long deadline = clock.millis() + limits.maxTime().toMillis();
         Quarantine quarantine = new Quarantine(quarantineDir, clock);
-        FileTime from = FileTime.from(since.minusSeconds(1));
+        FileTime from = FileTime.from(since);
         List<Finding> findings = new ArrayList<>();
         List<Finding> incomplete = new ArrayList<>();
         for (Root root : roots) {
@@ -264,7 +271,7 @@ public final class SurfaceReview {
                         now.problems.get(i)));
             }
             if (now.existed) {
-                judge(project, now.untouchedSince(from, deadline), now, quarantine, session, findings);
+                judge(project, now.untouchedSince(from, deadline, clock), now, quarantine, session, findings);
             }
         }
         try {
@@ -474,10 +481,28 @@ public final class SurfaceReview {
         return scan;
     }
 
-    /** Whether {@code path} below {@code root}, or anything below it, changed at or after {@code since}. */
-    private static boolean changedSince(Path root, Path path, FileTime since, long deadline) {
+    /**
+     * The kernel's idea of now, as it stamps files: the change time of a file made for the purpose. The injected
+     * clock is not it (ctime comes from the kernel's coarse clock), and a sweep compares change times with it.
+     */
+    private static Instant kernelNow() {
         try {
-            if (ctime(root.resolve(path)).compareTo(since) >= 0) {
+            Path probe = Files.createTempFile("agentjail-review-", ".time");
+            try {
+                return ctime(probe).toInstant();
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+        } catch (IOException e) {
+            // No temporary file: the system clock, a tick early, so that nothing changed after it passes for older.
+            return Instant.now().minusMillis(20);
+        }
+    }
+
+    /** Whether {@code path} below {@code root}, or anything below it, changed after {@code since}. */
+    private static boolean changedSince(Path root, Path path, FileTime since, long deadline, Clock clock) {
+        try {
+            if (ctime(root.resolve(path)).compareTo(since) > 0) {
                 return true;
             }
             ProjectFiles files = ProjectFiles.of(root);
@@ -486,8 +511,7 @@ public final class SurfaceReview {
             }
             // Any entry changed, past the time bound, or unreadable: each answers "changed" (failing closed).
             files.walk(path, 256, 5_000_000, (relative, attributes) -> {
-                if (System.currentTimeMillis() > deadline
-                        || ctime(root.resolve(relative)).compareTo(since) >= 0) {
+                if (clock.millis() > deadline || ctime(root.resolve(relative)).compareTo(since) > 0) {
                     throw new IOException("changed");
                 }
                 return ProjectFiles.Visit.CONTINUE;
@@ -573,12 +597,12 @@ public final class SurfaceReview {
          * This scan as a snapshot taken at {@code since} would have seen it: the surfaces whose entries (and entries
          * below them) all changed before it. One that cannot be checked counts as changed.
          */
-        Scan untouchedSince(FileTime since, long deadline) {
+        Scan untouchedSince(FileTime since, long deadline, Clock clock) {
             Scan was = new Scan(root, true);
             was.layouts.addAll(layouts);
             was.walkedLayouts.addAll(walkedLayouts);
             for (Map.Entry<Path, Surface> e : surfaces.entrySet()) {
-                if (!changedSince(root.dir(), e.getKey(), since, deadline)) {
+                if (!changedSince(root.dir(), e.getKey(), since, deadline, clock)) {
                     was.surfaces.put(e.getKey(), e.getValue());
                 }
             }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.SurfaceReview;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -174,5 +175,47 @@ class ReviewCommandTest {
         assertTrue(help.out().contains("Examples:"), help.out());
         assertTrue(help.out().contains("agentjail review --restore"), help.out());
         assertEquals(ExitCodes.OK, Main.execute("review", "--help"));
+    }
+
+    @Test
+    void finishSweepsAnUnfinishedReviewAndClearsItAndListingNamesItUntilThen() throws Exception {
+        Files.writeString(project.resolve("old.txt"), "the user's");
+        Files.createDirectories(project.resolve("sub"));
+        Files.writeString(project.resolve("sub/.envrc"), "the user's");
+        Thread.sleep(20);
+        Quarantine quarantine = new Quarantine(ReviewCommand.quarantineDir(env), Clock.systemUTC());
+        Path probe = Files.createTempFile(tmp, "t", "");
+        Instant since = ((java.nio.file.attribute.FileTime) Files.getAttribute(probe, "unix:ctime")).toInstant();
+        quarantine.markPending(new Quarantine.Pending(
+                FIRST, project, List.of(new SurfaceReview.Root("project", project)), since, "the entry limit"));
+        Thread.sleep(20);
+        Files.createDirectories(project.resolve("deep/er"));
+        Files.writeString(project.resolve("deep/er/.envrc"), "the agent's");
+
+        Run listed = review("--project", project.toString());
+        assertTrue(listed.out().contains("UNFINISHED review of session " + FIRST), listed.out());
+
+        Run finished = review("--finish", "--project", project.toString());
+        assertEquals(0, finished.exitCode(), finished.out() + finished.err());
+        assertTrue(finished.out().contains("new envrc " + project.resolve("deep/er/.envrc")), finished.out());
+        assertTrue(finished.out().contains("review finished"), finished.out());
+        assertFalse(Files.exists(project.resolve("deep/er/.envrc")));
+        assertTrue(Files.exists(project.resolve("sub/.envrc")), "untouched since: the user's");
+        assertEquals(List.of(), quarantine.pending());
+        assertTrue(review("--finish", "--project", project.toString()).out().contains("No unfinished review"));
+    }
+
+    @Test
+    void anUnreadableUnfinishedReviewConcernsEveryProjectAndFinishFails() throws IOException {
+        Path dir = ReviewCommand.quarantineDir(env).resolve(SECOND);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(Quarantine.PENDING), "{not json");
+        List<Quarantine.Pending> pending =
+                new Quarantine(ReviewCommand.quarantineDir(env), Clock.systemUTC()).pending();
+        assertEquals(1, pending.size());
+        assertTrue(ReviewCommand.concerns(pending.get(0), project));
+        Run finished = review("--finish", "--project", project.toString());
+        assertEquals(ExitCodes.FAILURE, finished.exitCode(), finished.out() + finished.err());
+        assertTrue(finished.out().contains("unreadable"), finished.out());
     }
 }

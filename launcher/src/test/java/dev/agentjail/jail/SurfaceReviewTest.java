@@ -438,11 +438,12 @@ class SurfaceReviewTest {
     }
 
     @Test
-    void aBoundReachedIsAnIncompleteFindingAndTheTopLevelIsStillChecked() throws IOException {
+    void aBoundReachedIsSweptByChangeTimeSoWhatTheAgentLeftPastItIsQuarantinedAndTheUsersStays() throws IOException {
         Path deep = project.resolve("deep");
         for (int i = 0; i < 30; i++) {
             write(deep.resolve("f" + i), "x");
         }
+        write(deep.resolve("sub/.envrc"), "the user's\n");
         SurfaceReview small =
                 new SurfaceReview(new SurfaceReview.Limits(8, 25, 1 << 20, Duration.ofSeconds(10)), CLOCK);
         SurfaceReview.Snapshot before = small.snapshot(project, home, List.of(project));
@@ -455,21 +456,41 @@ class SurfaceReviewTest {
         write(deep.resolve(".envrc"), "beyond the bound\n");
         List<Finding> findings = small.afterSession(before, quarantine, SESSION);
 
-        assertEquals(
-                Set.of("project .envrc envrc new", "project deep review-incomplete incomplete"), summary(findings));
-        List<String> incomplete = findings.stream()
-                .filter(f -> f.change() == Change.INCOMPLETE)
-                .map(Finding::describe)
-                .toList();
-        assertEquals(2, incomplete.size(), incomplete.toString());
+        assertEquals(Set.of("project .envrc envrc new", "project deep/.envrc envrc new"), summary(findings));
+        assertFalse(Files.exists(deep.resolve(".envrc")));
+        assertTrue(Files.exists(deep.resolve("sub/.envrc")), "untouched since the snapshot: the user's");
+        assertEquals(List.of(), new Quarantine(quarantine, CLOCK).pending());
+    }
+
+    @Test
+    void aSweepThatReachesItsBoundTooLeavesTheReviewPendingUntilFinished() throws IOException {
+        Path deep = project.resolve("deep");
+        for (int i = 0; i < 30; i++) {
+            write(deep.resolve("f" + i), "x");
+        }
+        SurfaceReview.Limits tiny = new SurfaceReview.Limits(8, 25, 1 << 20, Duration.ofSeconds(10));
+        SurfaceReview small = new SurfaceReview(tiny, tiny, CLOCK);
+        SurfaceReview.Snapshot before = small.snapshot(project, home, List.of(project));
+        write(deep.resolve("zz/.envrc"), "beyond both bounds\n");
+
+        List<Finding> findings = small.afterSession(before, quarantine, SESSION);
+
         assertTrue(
-                incomplete.get(0).startsWith("review incomplete: before the session: the entry limit of 25"),
-                incomplete.toString());
-        assertTrue(
-                incomplete.get(1).startsWith("review incomplete: after the session: the entry limit of 25"),
-                incomplete.toString());
-        // Beyond the bound nothing is judged, so nothing the user had there is moved.
-        assertTrue(Files.exists(deep.resolve(".envrc")));
+                findings.stream()
+                        .anyMatch(f -> f.change() == Change.INCOMPLETE
+                                && f.describe().contains("run `agentjail review --finish`")),
+                findings.toString());
+        assertTrue(Files.exists(deep.resolve("zz/.envrc")), "past both bounds: not seen yet");
+        List<Quarantine.Pending> pending = new Quarantine(quarantine, CLOCK).pending();
+        assertEquals(1, pending.size(), pending.toString());
+        assertEquals(project, pending.get(0).project());
+        assertEquals(before.taken(), pending.get(0).since());
+
+        List<Finding> finished = new SurfaceReview(SurfaceReview.Limits.FINISH, CLOCK)
+                .sweep(project, pending.get(0).roots(), pending.get(0).since(), quarantine, SESSION);
+        assertEquals(Set.of("project deep/zz/.envrc envrc new"), summary(finished));
+        assertFalse(Files.exists(deep.resolve("zz/.envrc")));
+        assertEquals(List.of(), new Quarantine(quarantine, CLOCK).pending(), "a complete sweep clears it");
     }
 
     @Test
@@ -479,11 +500,15 @@ class SurfaceReviewTest {
         SurfaceReview.Snapshot before = shallow.snapshot(project, home, List.of(project));
         write(project.resolve("a/b/c/d/e/.envrc"), "deep\n");
         write(project.resolve("z/.envrc"), "shallow\n");
-        List<Finding> findings = shallow.afterSession(before, quarantine, SESSION);
-        assertEquals(
-                Set.of("project a/b/c/d review-incomplete incomplete", "project z/.envrc envrc new"),
-                summary(findings));
+        SurfaceReview.Limits tiny = new SurfaceReview.Limits(4, 1000, 1 << 20, Duration.ofSeconds(10));
+        List<Finding> findings = new SurfaceReview(tiny, tiny, CLOCK).afterSession(before, quarantine, SESSION);
+        assertTrue(summary(findings).contains("project a/b/c/d review-incomplete incomplete"), findings.toString());
+        assertTrue(summary(findings).contains("project z/.envrc envrc new"), findings.toString());
         assertTrue(findings.stream().anyMatch(f -> f.describe().contains("depth limit of 4")), findings.toString());
+        // The sweep goes deeper by default.
+        write(project.resolve("a/b/c/d/e/f/.envrc"), "deeper\n");
+        assertTrue(summary(shallow.afterSession(before, quarantine, "fedcba9876543210"))
+                .contains("project a/b/c/d/e/.envrc envrc new"));
     }
 
     @Test
@@ -843,7 +868,8 @@ class SurfaceReviewTest {
         write(project.resolve(".envrc"), "new\n");
         List<Finding> findings = small.afterSession(before, quarantine, SESSION);
 
-        assertEquals(Set.of("project .envrc envrc new", "project x/a review-incomplete incomplete"), summary(findings));
+        // Past the snapshot's bound, the sweep by change time judges: the user's x/b/.envrc was there before.
+        assertEquals(Set.of("project .envrc envrc new"), summary(findings));
         assertTrue(Files.exists(project.resolve("x/b/.envrc")));
     }
 

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +80,47 @@ class SessionReviewTest {
         Command.Result restore = run.cli("review", "--restore", session + "/project/src/inner/.git");
         assertEquals(0, restore.exitCode(), restore::describe);
         assertTrue(Files.isDirectory(p.resolve("src/inner/.git"), LinkOption.NOFOLLOW_LINKS), restore::describe);
+    }
+
+    @Test
+    void aSurfacePastTheReviewsEntryBoundIsQuarantinedAndAnUnfinishedReviewHoldsBackTheNextSession()
+            throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        Path planted = dir.resolve("planted");
+        HostExecutedSurfacesTest.git(p, "init", "-q");
+
+        // More entries than the review's bound first (in name order), the nested repository after them.
+        AgentjailRun.Outcome o = run.bash("""
+                mkdir -p aaa && cd aaa && seq 1 205000 | xargs touch && cd ..
+                git init -q zzz && printf '[core]\\n\\tfsmonitor = "touch %s"\\n' >> zzz/.git/config
+                echo "planted=$?"
+                """.formatted(planted));
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("0", o.probe("planted"), o::describe);
+        assertAll(
+                () -> assertFalse(Files.exists(p.resolve("zzz/.git"), LinkOption.NOFOLLOW_LINKS), o::describe),
+                () -> assertTrue(o.err().contains("new nested-git " + p.resolve("zzz/.git")), o::describe));
+        hostGit(p.resolve("zzz"), "status");
+        assertFalse(Files.exists(planted), "the nested repository past the bound ran its fsmonitor on the host");
+
+        // A review that could not finish (planted here as a sweep past its own bounds leaves it) holds back the next.
+        Path pending = run.home().resolve(".local/state/agentjail/quarantine/abcdef0123456789/pending.json");
+        Files.createDirectories(pending.getParent());
+        Files.writeString(
+                pending,
+                "{\"session\":\"abcdef0123456789\",\"project\":\"" + p.toRealPath()
+                        + "\",\"since\":\"" + Instant.now() + "\",\"reason\":\"the entry limit\",\"roots\":[{\"kind\":"
+                        + "\"project\",\"dir\":\"" + p.toRealPath() + "\"}]}\n");
+        AgentjailRun.Outcome held = run.bash("echo ran=1");
+        assertEquals(2, held.exitCode(), held::describe);
+        assertTrue(held.err().contains("agentjail review --finish"), held::describe);
+        Command.Result finished = run.cli("review", "--finish");
+        assertEquals(0, finished.exitCode(), finished::describe);
+        AgentjailRun.Outcome next = run.bash("echo ran=1");
+        assertEquals("1", next.probe("ran"), next::describe);
     }
 
     /** git as the user runs it: their environment, no agentjail anywhere. */
