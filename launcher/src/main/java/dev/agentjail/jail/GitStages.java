@@ -134,6 +134,11 @@ public final class GitStages implements AutoCloseable {
         try {
             for (ProtectedPath p : paths) {
                 if (p.state() == ProtectedPath.State.PIN && isMetadataDir(project, p.relative(), gitDirs)) {
+                    if (!Files.isWritable(project.resolve(p.relative()))) {
+                        // What the launcher's user cannot write, the jail (the same user, or fewer rights) cannot
+                        // either: the pin and the read-only binds already keep it as it is.
+                        continue;
+                    }
                     Stage stage = result.stage(p.relative(), byPath, session);
                     stages.add(stage);
                     byPath.put(
@@ -514,7 +519,7 @@ public final class GitStages implements AutoCloseable {
     }
 
     private static void write(Path dir, String name, byte[] bytes, int uid, int gid) throws IOException {
-        Path temp = dir.resolve(".agentjail-" + HexFormat.of().formatHex(RANDOM.generateSeed(8)) + ".tmp");
+        Path temp = dir.resolve(".agentjail-" + HexFormat.of().formatHex(randomBytes(8)) + ".tmp");
         try (OutputStream out = Files.newOutputStream(
                 temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
             out.write(bytes);
@@ -527,6 +532,12 @@ public final class GitStages implements AutoCloseable {
             Files.deleteIfExists(temp);
             throw e;
         }
+    }
+
+    private static byte[] randomBytes(int n) {
+        byte[] bytes = new byte[n];
+        RANDOM.nextBytes(bytes);
+        return bytes;
     }
 
     private static int[] realOwner(Stage stage) throws IOException {
