@@ -130,8 +130,10 @@ public final class OutboundRequest {
         } else if (charsetProblem.isPresent()) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, charsetProblem.get());
         } else if (head.refusal().isPresent()) {
-            out.refuse(HttpResponseStatus.FORBIDDEN, head.refusal().get().reason(), head.refusal().get().detail()
-                    + " (request head)");
+            out.refuse(
+                    HttpResponseStatus.FORBIDDEN,
+                    head.refusal().get().reason(),
+                    head.refusal().get().detail() + " (request head)");
         } else if (!head.isEmpty() && (inspector.blocks() || fixed.isPresent())) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, out.blockDetail("request head"));
         }
@@ -318,8 +320,7 @@ public final class OutboundRequest {
                 int before = findings.total();
                 Redactor redactor = inspector.redactor();
                 byte[] scanned = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);
-                if (refusedByScan()
-                        || findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
+                if (refusedByScan() || findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
                     refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
                     return null;
                 }

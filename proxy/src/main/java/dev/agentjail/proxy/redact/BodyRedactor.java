@@ -39,8 +39,14 @@ public final class BodyRedactor {
 
     /** 1: a base64 character (either alphabet), 2: a line break, 0: anything else. */
     private static final byte[] REGION = new byte[256];
+    /** 1 for a byte outside {@link #REGION}, as a long for the bitmap of {@link #skipBlocks}. */
+    private static final long[] OUTSIDE = new long[256];
+
     private static final byte[] BASE64_VALUE = new byte[256];
     private static final byte[] HEX_VALUE = new byte[256];
+    /** What may follow a backslash in an escape some receiver decodes. */
+    private static final boolean[] ESCAPE_NEXT = new boolean[256];
+
     private static final byte[] BASE64_STD =
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] BASE64_URL =
@@ -56,8 +62,14 @@ public final class BodyRedactor {
             REGION[BASE64_STD[k]] = 1;
             REGION[BASE64_URL[k]] = 1;
         }
+        for (byte c : "uxnrtbf/\\\"'".getBytes(StandardCharsets.US_ASCII)) {
+            ESCAPE_NEXT[c] = true;
+        }
         REGION['\n'] = 2;
         REGION['\r'] = 2;
+        for (int b = 0; b < 256; b++) {
+            OUTSIDE[b] = REGION[b] == 0 ? 1 : 0;
+        }
         for (int k = 0; k < 16; k++) {
             HEX_VALUE[HEX_LOWER[k]] = (byte) k;
             HEX_VALUE[HEX_UPPER[k]] = (byte) k;
@@ -117,6 +129,7 @@ public final class BodyRedactor {
     private boolean regionStreaming;
     private EncodedRun base64;
     private EncodedRun hex;
+    private final byte[] scratch = new byte[STREAM_RUN];
 
     BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings) {
         this(engine, mode, location, findings, 0);
@@ -511,6 +524,7 @@ public final class BodyRedactor {
                 continue;
             }
             if (regionStart < 0) {
+                i = skipBlocks(d, i, n);
                 while (i < n && REGION[d[i] & 0xff] != 1) {
                     i++;
                 }
@@ -531,7 +545,7 @@ public final class BodyRedactor {
             }
             regionChars = chars;
             if (i < n) {
-                if (chars >= MIN_BASE64) {
+                if (chars >= MIN_BASE64 && !quietLine(regionStart, i)) {
                     readRegion(regionStart, i);
                     endRegion();
                 }
@@ -555,17 +569,45 @@ public final class BodyRedactor {
         }
     }
 
-    private void readRegion(int from, int to) {
-        if (depth >= MAX_LAYER_DEPTH) {
-            if (regionChars < MIN_BASE64) {
-                return;
+    /**
+     * Skips 64 bytes at a time while no run of {@link #MIN_BASE64} region bytes can lie in them: a branch-free bitmap
+     * of the bytes outside the alphabet, then runs of set bits found by shifts. Returns where the byte-wise reading
+     * resumes, at the start of any run that reaches into the block where it stopped.
+     */
+    private static int skipBlocks(byte[] d, int i, int n) {
+        int carry = 0;
+        while (i + 64 <= n) {
+            long outside = 0;
+            for (int k = 0; k < 64; k += 8) {
+                long w = (long) LONGS.get(d, i + k);
+                long m = OUTSIDE[(int) w & 0xff]
+                        | OUTSIDE[(int) (w >>> 8) & 0xff] << 1
+                        | OUTSIDE[(int) (w >>> 16) & 0xff] << 2
+                        | OUTSIDE[(int) (w >>> 24) & 0xff] << 3
+                        | OUTSIDE[(int) (w >>> 32) & 0xff] << 4
+                        | OUTSIDE[(int) (w >>> 40) & 0xff] << 5
+                        | OUTSIDE[(int) (w >>> 48) & 0xff] << 6
+                        | OUTSIDE[(int) (w >>> 56) & 0xff] << 7;
+                outside |= m << k;
             }
-            findings.refuse(
-                    Findings.DECODE_DEPTH,
-                    "base64 or hex nested deeper than " + MAX_LAYER_DEPTH + " layers in the " + location
-                            + " cannot be read through");
-            return;
+            long in = ~outside;
+            long two = in & (in >>> 1);
+            long four = two & (two >>> 2);
+            long eight = four & (four >>> 4);
+            long eleven = eight & (eight >>> 3);
+            if (carry + Long.numberOfTrailingZeros(outside) >= MIN_BASE64) {
+                return i - carry;
+            }
+            if (eleven != 0) {
+                return i + Long.numberOfTrailingZeros(eleven);
+            }
+            carry = Long.numberOfLeadingZeros(outside);
+            i += 64;
         }
+        return i - carry;
+    }
+
+    private void readRegion(int from, int to) {
         if (base64 == null) {
             base64 = new EncodedRun(false);
             hex = new EncodedRun(true);
@@ -608,6 +650,46 @@ public final class BodyRedactor {
     }
 
     /**
+     * The common case made cheap: a short region on one line (an identifier, a word of code) whose base64 reading needs
+     * no nested scan and that holds no hex run.
+     */
+    private boolean quietLine(int from, int to) {
+        int length = to - from;
+        if (length != regionChars || length >= STREAM_RUN) {
+            return false;
+        }
+        byte[] d = dec;
+        byte[] out = scratch;
+        int produced = 0;
+        int bits = 0;
+        int hexRun = 0;
+        int k = 0;
+        for (int i = from; i < to; i++) {
+            int c = d[i] & 0xff;
+            hexRun = HEX_VALUE[c] >= 0 ? hexRun + 1 : 0;
+            if (hexRun >= MIN_HEX) {
+                return false;
+            }
+            bits = bits << 6 | BASE64_VALUE[c];
+            if (++k == 4) {
+                out[produced++] = (byte) (bits >> 16);
+                out[produced++] = (byte) (bits >> 8);
+                out[produced++] = (byte) bits;
+                k = 0;
+                bits = 0;
+            }
+        }
+        if (k > 1) {
+            bits <<= 6 * (4 - k);
+            out[produced++] = (byte) (bits >> 16);
+            if (k == 3) {
+                out[produced++] = (byte) (bits >> 8);
+            }
+        }
+        return !needsScan(out, produced);
+    }
+
+    /**
      * Whether decoded bytes need the full nested scan: a trigger, an escape or another candidate run in them. Most
      * short runs (identifiers, words of code) decode to noise and stop here.
      */
@@ -617,7 +699,8 @@ public final class BodyRedactor {
         int run = 0;
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;
-            if (b == '\\' || b == '%') {
+            if (b == '\\' && k + 1 < length && ESCAPE_NEXT[bytes[k + 1] & 0xff]
+                    || b == '%' && k + 2 < length && HEX_VALUE[bytes[k + 1] & 0xff] >= 0) {
                 return true;
             }
             int c = REGION[b];
@@ -722,6 +805,11 @@ public final class BodyRedactor {
                 decodeQuantum(count - quantum, quantum);
             }
             if (nested == null && runChars >= STREAM_RUN) {
+                if (depth >= MAX_LAYER_DEPTH) {
+                    tooDeep();
+                    reset();
+                    return;
+                }
                 nested = new BodyRedactor(
                         engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
             }
@@ -749,8 +837,8 @@ public final class BodyRedactor {
             }
             if (hexRun) {
                 if (chars == 2) {
-                    bytes[byteCount++] = (byte) (HEX_VALUE[dec[index[from]] & 0xff] << 4
-                            | HEX_VALUE[dec[index[from + 1]] & 0xff]);
+                    bytes[byteCount++] =
+                            (byte) (HEX_VALUE[dec[index[from]] & 0xff] << 4 | HEX_VALUE[dec[index[from + 1]] & 0xff]);
                 }
                 return;
             }
@@ -779,7 +867,9 @@ public final class BodyRedactor {
                 if (tail > 1) {
                     decodeQuantum(count - tail, tail);
                 }
-                if (nested == null && needsScan(bytes, byteCount)) {
+                if (nested == null && needsScan(bytes, byteCount) && depth >= MAX_LAYER_DEPTH) {
+                    tooDeep();
+                } else if (nested == null && needsScan(bytes, byteCount)) {
                     nested = new BodyRedactor(
                             engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
                 }
@@ -790,6 +880,21 @@ public final class BodyRedactor {
                     retire(true);
                 }
             }
+            reset();
+        }
+
+        /**
+         * At the deepest layer a run is decoded only to see whether it holds more (a trigger, an escape, another run):
+         * then it would need one decoding more than the bound allows.
+         */
+        private void tooDeep() {
+            findings.refuse(
+                    Findings.DECODE_DEPTH,
+                    "base64 or hex nested deeper than " + MAX_LAYER_DEPTH + " layers in the " + location
+                            + " cannot be read through");
+        }
+
+        private void reset() {
             count = 0;
             byteCount = 0;
             fed = 0;
