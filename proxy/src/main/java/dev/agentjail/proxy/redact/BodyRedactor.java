@@ -429,6 +429,7 @@ public final class BodyRedactor {
     private void release(boolean last, ByteSink out) {
         int bound;
         int live;
+        int keep = Integer.MAX_VALUE;
         if (last) {
             bound = rawLen;
             live = decLen;
@@ -439,14 +440,15 @@ public final class BodyRedactor {
                 live = Math.min(live, pendT[k] - engine.rules[pendRule[k]].back);
             }
             live = Math.max(live, 0);
-            live = Math.min(live, layerHold());
+            keep = Math.min(live, layerHold(false));
+            live = Math.min(live, layerHold(true));
             bound = live >= decLen ? rc : rawStart(live);
             bound = Math.max(0, Math.min(bound, rc));
         }
         if (bound > 0) {
             out.write(raw, 0, bound);
         }
-        compact(bound, Math.min(live, decLen));
+        compact(bound, Math.min(Math.min(keep, live), decLen));
     }
 
     private void compact(int rawShift, int live) {
@@ -640,9 +642,13 @@ public final class BodyRedactor {
         }
     }
 
-    /** The first decoded index an undecided layer may still rewrite; nothing from there is released. */
-    private int layerHold() {
-        int hold = regionStart >= 0 ? regionStart : Integer.MAX_VALUE;
+    /**
+     * The first decoded index an undecided layer may still rewrite ({@code release}: nothing from there is released), or
+     * still needs to read. An open region shorter than a run is kept decoded but released, so a stream that pauses in
+     * a word is not held; should it grow into a run whose secret reaches those bytes, the request is refused.
+     */
+    private int layerHold(boolean release) {
+        int hold = regionStart >= 0 && (!release || regionChars >= MIN_BASE64) ? regionStart : Integer.MAX_VALUE;
         if (base64 != null) {
             hold = Math.min(hold, Math.min(base64.firstIndex(), hex.firstIndex()));
         }
@@ -720,6 +726,12 @@ public final class BodyRedactor {
     private void rewriteChar(int i, byte c) {
         int rs = rawStart(i);
         int re = rawEnd(i);
+        if (rs < 0) {
+            findings.refuse(
+                    Findings.NOT_REWRITABLE,
+                    "a secret in an encoded run in the " + location + " begins in bytes already sent");
+            return;
+        }
         byte[] hexDigits = {HEX_UPPER[(c >> 4) & 0xf], HEX_UPPER[c & 0xf]};
         if (re - rs == 1) {
             raw[rs] = c;

@@ -220,6 +220,7 @@ class EncodedLayersTest {
         return v.stream().map(Arguments::of);
     }
 
+    /** The redacted output, or null when the stream was refused (a run whose first characters were already sent). */
     private static String redact(Variant v, int chunk) {
         Findings findings = new Findings();
         byte[] in = v.written().getBytes(StandardCharsets.ISO_8859_1);
@@ -230,8 +231,11 @@ class EncodedLayersTest {
         }
         body.finish(out::write);
         assertEquals(List.of(new Findings.Finding("github-pat", v.location(), 1)), findings.list(), v.name());
-        assertTrue(findings.refusal().isEmpty(), v.name());
         assertEquals(in.length, out.size(), "same length");
+        if (findings.refusal().isPresent()) {
+            assertEquals(Findings.NOT_REWRITABLE, findings.refusal().get().reason());
+            return null;
+        }
         return out.toString(StandardCharsets.ISO_8859_1);
     }
 
@@ -241,6 +245,7 @@ class EncodedLayersTest {
         assertTrue(v.read().apply(v.written()).contains(GHP), "the receiver reads the secret: " + v.name());
 
         String out = redact(v, Integer.MAX_VALUE);
+        assertTrue(out != null, "refused as one buffer: " + v.name());
 
         String read = v.read().apply(out);
         assertFalse(read.contains(GHP), read);
@@ -250,9 +255,16 @@ class EncodedLayersTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("variants")
-    void oneByteChunksGiveTheSameResult(Variant v) {
-        assertEquals(redact(v, Integer.MAX_VALUE), redact(v, 1));
-        assertEquals(redact(v, Integer.MAX_VALUE), redact(v, 77));
+    void smallChunksGiveTheSameResultOrRefuse(Variant v) {
+        // A run whose first characters (fewer than a run's minimum) were released before it grew cannot be rewritten
+        // there: the stream is refused instead, never forwarded with the secret.
+        String whole = redact(v, Integer.MAX_VALUE);
+        for (int chunk : new int[] {1, 77, 4096}) {
+            String split = redact(v, chunk);
+            if (split != null) {
+                assertEquals(whole, split, "chunk " + chunk);
+            }
+        }
     }
 
     @org.junit.jupiter.api.Test
