@@ -129,6 +129,11 @@ public final class OutboundRequest {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, codingProblem);
         } else if (charsetProblem.isPresent()) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, charsetProblem.get());
+        } else if (head.refusal().isPresent()) {
+            out.refuse(
+                    HttpResponseStatus.FORBIDDEN,
+                    head.refusal().get().reason(),
+                    head.refusal().get().detail() + " (request head)");
         } else if (!head.isEmpty() && (inspector.blocks() || fixed.isPresent())) {
             out.refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, out.blockDetail("request head"));
         }
@@ -256,7 +261,7 @@ public final class OutboundRequest {
             if (last) {
                 streaming.finish((b, off, len) -> out.writeBytes(b, off, len));
             }
-            if (findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
+            if (refusedByScan() || findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
                 refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
                 out.release();
                 return null;
@@ -315,7 +320,7 @@ public final class OutboundRequest {
                 int before = findings.total();
                 Redactor redactor = inspector.redactor();
                 byte[] scanned = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);
-                if (findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
+                if (refusedByScan() || findings.total() > before && (inspector.blocks() || nonRewritable.isPresent())) {
                     refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.SECRET_BLOCKED, blockDetail("request body"));
                     return null;
                 }
@@ -342,6 +347,16 @@ public final class OutboundRequest {
                 refuse(HttpResponseStatus.BAD_REQUEST, e.reason().code(), e.getMessage());
             default -> refuse(HttpResponseStatus.FORBIDDEN, ProxyReasons.UNINSPECTABLE_BODY, e.getMessage());
         }
+    }
+
+    /**
+     * Whether the scan itself refused the body (a secret in an encoded layer that cannot be rewritten, content nested
+     * past the decoding depth): refused with the scan's own reason, whatever the policy's action.
+     */
+    private boolean refusedByScan() {
+        Optional<Findings.Refusal> scan = findings.refusal();
+        scan.ifPresent(r -> refuse(HttpResponseStatus.FORBIDDEN, r.reason(), r.detail() + " (request body)"));
+        return scan.isPresent();
     }
 
     private String blockDetail(String where) {

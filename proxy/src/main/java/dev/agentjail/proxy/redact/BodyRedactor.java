@@ -20,6 +20,62 @@ public final class BodyRedactor {
      */
     public static final int MAX_HOLD_BACK_DECODED = 3 * 8 * 1024 + 4;
 
+    /**
+     * Base64 or hex decodings nested below the body's own escapes that are read through; content that needs more is
+     * refused ({@link Findings#DECODE_DEPTH}), never passed unread.
+     */
+    public static final int MAX_LAYER_DEPTH = 3;
+
+    /** Base64 runs shorter than this (8 decoded bytes, the shortest known value) are not decoded. */
+    static final int MIN_BASE64 = 11;
+    /** Hex runs shorter than this (8 decoded bytes) are not decoded. */
+    static final int MIN_HEX = 16;
+    /** A run this long streams through its nested redactor; a shorter one is decoded and checked when it ends. */
+    static final int STREAM_RUN = 256;
+    /** A candidate region longer than this is read as it arrives instead of when it ends. */
+    static final int SHORT_REGION = 1024;
+    /** A first line at least this long is encoded data even when it is not a whole number of quanta. */
+    static final int ALIGN_LINE = 16;
+
+    /** 1: a base64 character (either alphabet), 2: a line break, 0: anything else. */
+    private static final byte[] REGION = new byte[256];
+    /** 1 for a byte outside {@link #REGION}, as a long for the bitmap of {@link #skipBlocks}. */
+    private static final long[] OUTSIDE = new long[256];
+
+    private static final byte[] BASE64_VALUE = new byte[256];
+    private static final byte[] HEX_VALUE = new byte[256];
+    /** What may follow a backslash in an escape some receiver decodes. */
+    private static final boolean[] ESCAPE_NEXT = new boolean[256];
+
+    private static final byte[] BASE64_STD =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] BASE64_URL =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] HEX_LOWER = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] HEX_UPPER = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
+
+    static {
+        Arrays.fill(HEX_VALUE, (byte) -1);
+        for (int k = 0; k < 64; k++) {
+            BASE64_VALUE[BASE64_STD[k]] = (byte) k;
+            BASE64_VALUE[BASE64_URL[k]] = (byte) k;
+            REGION[BASE64_STD[k]] = 1;
+            REGION[BASE64_URL[k]] = 1;
+        }
+        for (byte c : "uxnrtbf/\\\"'".getBytes(StandardCharsets.US_ASCII)) {
+            ESCAPE_NEXT[c] = true;
+        }
+        REGION['\n'] = 2;
+        REGION['\r'] = 2;
+        for (int b = 0; b < 256; b++) {
+            OUTSIDE[b] = REGION[b] == 0 ? 1 : 0;
+        }
+        for (int k = 0; k < 16; k++) {
+            HEX_VALUE[HEX_LOWER[k]] = (byte) k;
+            HEX_VALUE[HEX_UPPER[k]] = (byte) k;
+        }
+    }
+
     /** Input is processed in slices of at most this many bytes, whatever the caller's chunk size. */
     static final int SLICE = 32 * 1024;
     /** Decoded bytes kept before the first undecided position, for word-boundary checks. */
@@ -65,12 +121,27 @@ public final class BodyRedactor {
     private boolean finished;
     private long bytesIn;
 
+    // Encoded layers: how many base64/hex decodings lie above this stream, and the candidate region being read.
+    private final int depth;
+    private int layerPos;
+    private int regionStart = -1;
+    private int regionChars;
+    private boolean regionStreaming;
+    private EncodedRun base64;
+    private EncodedRun hex;
+    private final byte[] scratch = new byte[STREAM_RUN];
+
     BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings) {
+        this(engine, mode, location, findings, 0);
+    }
+
+    BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings, int depth) {
         this.engine = engine;
         this.mode = mode;
         this.location = location;
         this.findings = findings;
         this.state = engine.automaton.start;
+        this.depth = depth;
     }
 
     /** Feeds {@code length} bytes; released bytes go to {@code out} before this returns. */
@@ -130,6 +201,9 @@ public final class BodyRedactor {
         decode(last);
         resolvePending(last);
         scan(last);
+        if (mode != Mode.PLAIN) {
+            detectLayers(last);
+        }
         release(last, out);
     }
 
@@ -150,7 +224,7 @@ public final class BodyRedactor {
                 }
             }
             byte b = r[i];
-            int result = mode.escape(r, i, end, escapeOut);
+            int result = mode.nested(r, i, end, escapeOut, last);
             if (result == Mode.INCOMPLETE && !last) {
                 break;
             }
@@ -355,6 +429,7 @@ public final class BodyRedactor {
     private void release(boolean last, ByteSink out) {
         int bound;
         int live;
+        int keep = Integer.MAX_VALUE;
         if (last) {
             bound = rawLen;
             live = decLen;
@@ -365,13 +440,15 @@ public final class BodyRedactor {
                 live = Math.min(live, pendT[k] - engine.rules[pendRule[k]].back);
             }
             live = Math.max(live, 0);
+            keep = Math.min(live, layerHold(false));
+            live = Math.min(live, layerHold(true));
             bound = live >= decLen ? rc : rawStart(live);
             bound = Math.max(0, Math.min(bound, rc));
         }
         if (bound > 0) {
             out.write(raw, 0, bound);
         }
-        compact(bound, Math.min(live, decLen));
+        compact(bound, Math.min(Math.min(keep, live), decLen));
     }
 
     private void compact(int rawShift, int live) {
@@ -416,8 +493,486 @@ public final class BodyRedactor {
             for (int k = 0; k < pendCount; k++) {
                 pendT[k] -= keepFrom;
             }
+            layerPos -= keepFrom;
+            if (regionStart >= 0) {
+                regionStart -= keepFrom;
+            }
+            if (base64 != null) {
+                base64.shift(keepFrom);
+                hex.shift(keepFrom);
+            }
         }
         decRawBase = base;
+    }
+
+    // ---- encoded layers: base64 and hex ------------------------------------------------------------
+
+    /**
+     * Reads the decoded view for candidate regions (base64-alphabet characters, line breaks allowed between them) and
+     * puts each base64 run, and each hex run inside it, through a nested redactor of its decoded bytes.
+     */
+    private void detectLayers(boolean last) {
+        byte[] d = dec;
+        int n = decLen;
+        int i = layerPos;
+        while (i < n) {
+            if (regionStreaming) {
+                if (REGION[d[i] & 0xff] == 0) {
+                    endRegion();
+                } else {
+                    regionChar(i);
+                }
+                i++;
+                continue;
+            }
+            if (regionStart < 0) {
+                i = skipBlocks(d, i, n);
+                while (i < n && REGION[d[i] & 0xff] != 1) {
+                    i++;
+                }
+                if (i == n) {
+                    break;
+                }
+                regionStart = i;
+                regionChars = 0;
+            }
+            int chars = regionChars;
+            while (i < n) {
+                int c = REGION[d[i] & 0xff];
+                if (c == 0) {
+                    break;
+                }
+                chars += c & 1;
+                i++;
+            }
+            regionChars = chars;
+            if (i < n) {
+                if (chars >= MIN_BASE64 && !quietLine(regionStart, i)) {
+                    readRegion(regionStart, i);
+                    endRegion();
+                }
+                regionStart = -1;
+            } else if (i - regionStart > SHORT_REGION) {
+                readRegion(regionStart, i);
+                regionStart = -1;
+                regionStreaming = base64 != null;
+            }
+        }
+        layerPos = n;
+        if (last) {
+            if (regionStart >= 0 && regionChars >= MIN_BASE64) {
+                readRegion(regionStart, n);
+            }
+            regionStart = -1;
+            endRegion();
+        } else if (base64 != null) {
+            base64.flush();
+            hex.flush();
+        }
+    }
+
+    /**
+     * Skips 64 bytes at a time while no run of {@link #MIN_BASE64} region bytes can lie in them: a branch-free bitmap
+     * of the bytes outside the alphabet, then runs of set bits found by shifts. Returns where the byte-wise reading
+     * resumes, at the start of any run that reaches into the block where it stopped.
+     */
+    private static int skipBlocks(byte[] d, int i, int n) {
+        int carry = 0;
+        while (i + 64 <= n) {
+            long outside = 0;
+            for (int k = 0; k < 64; k += 8) {
+                long w = (long) LONGS.get(d, i + k);
+                long m = OUTSIDE[(int) w & 0xff]
+                        | OUTSIDE[(int) (w >>> 8) & 0xff] << 1
+                        | OUTSIDE[(int) (w >>> 16) & 0xff] << 2
+                        | OUTSIDE[(int) (w >>> 24) & 0xff] << 3
+                        | OUTSIDE[(int) (w >>> 32) & 0xff] << 4
+                        | OUTSIDE[(int) (w >>> 40) & 0xff] << 5
+                        | OUTSIDE[(int) (w >>> 48) & 0xff] << 6
+                        | OUTSIDE[(int) (w >>> 56) & 0xff] << 7;
+                outside |= m << k;
+            }
+            long in = ~outside;
+            long two = in & (in >>> 1);
+            long four = two & (two >>> 2);
+            long eight = four & (four >>> 4);
+            long eleven = eight & (eight >>> 3);
+            if (carry + Long.numberOfTrailingZeros(outside) >= MIN_BASE64) {
+                return i - carry;
+            }
+            if (eleven != 0) {
+                return i + Long.numberOfTrailingZeros(eleven);
+            }
+            carry = Long.numberOfLeadingZeros(outside);
+            i += 64;
+        }
+        return i - carry;
+    }
+
+    private void readRegion(int from, int to) {
+        if (base64 == null) {
+            base64 = new EncodedRun(false);
+            hex = new EncodedRun(true);
+        }
+        for (int k = from; k < to; k++) {
+            regionChar(k);
+        }
+    }
+
+    private void regionChar(int i) {
+        byte c = dec[i];
+        if (c == '\n' || c == '\r') {
+            base64.lineBreak(c);
+            hex.lineBreak(c);
+            return;
+        }
+        base64.accept(i);
+        if (HEX_VALUE[c & 0xff] >= 0) {
+            hex.accept(i);
+        } else {
+            hex.end();
+        }
+    }
+
+    private void endRegion() {
+        regionStreaming = false;
+        if (base64 != null) {
+            base64.end();
+            hex.end();
+        }
+    }
+
+    /**
+     * The first decoded index an undecided layer may still rewrite ({@code release}: nothing from there is released), or
+     * still needs to read. An open region shorter than a run is kept decoded but released, so a stream that pauses in
+     * a word is not held; should it grow into a run whose secret reaches those bytes, the request is refused.
+     */
+    private int layerHold(boolean release) {
+        int hold = regionStart >= 0 && (!release || regionChars >= MIN_BASE64) ? regionStart : Integer.MAX_VALUE;
+        if (base64 != null) {
+            hold = Math.min(hold, Math.min(base64.firstIndex(), hex.firstIndex()));
+        }
+        return hold;
+    }
+
+    /**
+     * The common case made cheap: a short region on one line (an identifier, a word of code) whose base64 reading needs
+     * no nested scan and that holds no hex run.
+     */
+    private boolean quietLine(int from, int to) {
+        int length = to - from;
+        if (length != regionChars || length >= STREAM_RUN) {
+            return false;
+        }
+        byte[] d = dec;
+        byte[] out = scratch;
+        int produced = 0;
+        int bits = 0;
+        int hexRun = 0;
+        int k = 0;
+        for (int i = from; i < to; i++) {
+            int c = d[i] & 0xff;
+            hexRun = HEX_VALUE[c] >= 0 ? hexRun + 1 : 0;
+            if (hexRun >= MIN_HEX) {
+                return false;
+            }
+            bits = bits << 6 | BASE64_VALUE[c];
+            if (++k == 4) {
+                out[produced++] = (byte) (bits >> 16);
+                out[produced++] = (byte) (bits >> 8);
+                out[produced++] = (byte) bits;
+                k = 0;
+                bits = 0;
+            }
+        }
+        if (k > 1) {
+            bits <<= 6 * (4 - k);
+            out[produced++] = (byte) (bits >> 16);
+            if (k == 3) {
+                out[produced++] = (byte) (bits >> 8);
+            }
+        }
+        return !needsScan(out, produced);
+    }
+
+    /**
+     * Whether decoded bytes need the full nested scan: a trigger, an escape or another candidate run in them. Most
+     * short runs (identifiers, words of code) decode to noise and stop here.
+     */
+    private boolean needsScan(byte[] bytes, int length) {
+        TriggerAutomaton ac = engine.automaton;
+        int st = ac.start;
+        int run = 0;
+        for (int k = 0; k < length; k++) {
+            int b = bytes[k] & 0xff;
+            if (b == '\\' && k + 1 < length && ESCAPE_NEXT[bytes[k + 1] & 0xff]
+                    || b == '%' && k + 2 < length && HEX_VALUE[bytes[k + 1] & 0xff] >= 0) {
+                return true;
+            }
+            int c = REGION[b];
+            run = c == 1 ? run + 1 : c == 0 ? 0 : run;
+            if (run >= MIN_BASE64) {
+                return true;
+            }
+            st = ac.delta[st + ac.classOf[b]];
+            if (st >= ac.acceptBase) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Writes {@code c} over the raw bytes of decoded character {@code i}, at the same length, or refuses. */
+    private void rewriteChar(int i, byte c) {
+        int rs = rawStart(i);
+        int re = rawEnd(i);
+        if (rs < 0) {
+            findings.refuse(
+                    Findings.NOT_REWRITABLE,
+                    "a secret in an encoded run in the " + location + " begins in bytes already sent");
+            return;
+        }
+        byte[] hexDigits = {HEX_UPPER[(c >> 4) & 0xf], HEX_UPPER[c & 0xf]};
+        if (re - rs == 1) {
+            raw[rs] = c;
+        } else if (re - rs == 3 && raw[rs] == '%') {
+            raw[rs + 1] = hexDigits[0];
+            raw[rs + 2] = hexDigits[1];
+        } else if (re - rs == 6 && raw[rs] == '\\' && raw[rs + 1] == 'u') {
+            raw[rs + 2] = '0';
+            raw[rs + 3] = '0';
+            raw[rs + 4] = hexDigits[0];
+            raw[rs + 5] = hexDigits[1];
+        } else {
+            findings.refuse(
+                    Findings.NOT_REWRITABLE,
+                    "a secret in an encoded run in the " + location + " is written with escapes that cannot be"
+                            + " rewritten at the same length");
+        }
+    }
+
+    /**
+     * One base64 (standard and URL-safe alphabets together) or hex run of the decoded view: its characters' decoded
+     * indices, their decoded bytes, and, once the run is long or its bytes look worth it, a nested redactor over them
+     * whose markers are encoded back into the run's own alphabet.
+     */
+    private final class EncodedRun {
+        private final boolean hexRun;
+        private final int quantum;
+        private final int perQuantum;
+        private final int minimum;
+        private final ByteSink collect = this::released;
+        // Decoded indices of the characters not yet retired, and the bytes they decode to (whole quanta).
+        private int[] index = new int[64];
+        private int count;
+        private byte[] bytes = new byte[64];
+        private int byteCount;
+        private int fed;
+        private byte[] got = new byte[64];
+        private int gotCount;
+        private BodyRedactor nested;
+        private long runChars;
+        private int lineChars;
+        private int lines;
+        private boolean standard;
+        private boolean urlSafe;
+        private boolean upper;
+        private boolean lower;
+
+        EncodedRun(boolean hexRun) {
+            this.hexRun = hexRun;
+            this.quantum = hexRun ? 2 : 4;
+            this.perQuantum = hexRun ? 1 : 3;
+            this.minimum = hexRun ? MIN_HEX : MIN_BASE64;
+        }
+
+        int firstIndex() {
+            return count > 0 ? index[0] : Integer.MAX_VALUE;
+        }
+
+        void shift(int by) {
+            for (int k = 0; k < count; k++) {
+                index[k] -= by;
+            }
+        }
+
+        void accept(int i) {
+            byte c = dec[i];
+            if (c == '+' || c == '/') {
+                standard = true;
+            } else if (c == '-' || c == '_') {
+                urlSafe = true;
+            } else if (c >= 'a' && c <= 'z') {
+                lower = true;
+            } else if (c >= 'A' && c <= 'Z') {
+                upper = true;
+            }
+            if (count == index.length) {
+                index = Arrays.copyOf(index, count * 2);
+            }
+            index[count++] = i;
+            runChars++;
+            lineChars++;
+            if (count % quantum == 0) {
+                decodeQuantum(count - quantum, quantum);
+            }
+            if (nested == null && runChars >= STREAM_RUN) {
+                if (depth >= MAX_LAYER_DEPTH) {
+                    tooDeep();
+                    reset();
+                    return;
+                }
+                nested = new BodyRedactor(
+                        engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
+            }
+        }
+
+        /**
+         * Line-wrapped encodings (MIME's 76 columns, {@code \n} escapes in JSON) read on across breaks; a blank line
+         * ends the run, and so does a first line too short and unaligned to be encoded data (a word before the data).
+         */
+        void lineBreak(byte c) {
+            if (c == '\r') {
+                return;
+            }
+            if (lineChars == 0 || lines == 0 && lineChars % quantum != 0 && lineChars < ALIGN_LINE) {
+                end();
+                return;
+            }
+            lines++;
+            lineChars = 0;
+        }
+
+        private void decodeQuantum(int from, int chars) {
+            if (byteCount + 3 > bytes.length) {
+                bytes = Arrays.copyOf(bytes, bytes.length * 2);
+            }
+            if (hexRun) {
+                if (chars == 2) {
+                    bytes[byteCount++] =
+                            (byte) (HEX_VALUE[dec[index[from]] & 0xff] << 4 | HEX_VALUE[dec[index[from + 1]] & 0xff]);
+                }
+                return;
+            }
+            int bits = 0;
+            for (int k = 0; k < chars; k++) {
+                bits = bits << 6 | BASE64_VALUE[dec[index[from + k]] & 0xff];
+            }
+            bits <<= 6 * (4 - chars);
+            int produced = chars - 1;
+            for (int k = 0; k < produced; k++) {
+                bytes[byteCount++] = (byte) (bits >> (16 - 8 * k));
+            }
+        }
+
+        void flush() {
+            if (nested != null && byteCount > fed) {
+                nested.feed(bytes, fed, byteCount - fed, collect);
+                fed = byteCount;
+                retire(false);
+            }
+        }
+
+        void end() {
+            if (runChars >= minimum) {
+                int tail = count % quantum;
+                if (tail > 1) {
+                    decodeQuantum(count - tail, tail);
+                }
+                if (nested == null && needsScan(bytes, byteCount) && depth >= MAX_LAYER_DEPTH) {
+                    tooDeep();
+                } else if (nested == null && needsScan(bytes, byteCount)) {
+                    nested = new BodyRedactor(
+                            engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
+                }
+                if (nested != null) {
+                    nested.feed(bytes, fed, byteCount - fed, collect);
+                    fed = byteCount;
+                    nested.finish(collect);
+                    retire(true);
+                }
+            }
+            reset();
+        }
+
+        /**
+         * At the deepest layer a run is decoded only to see whether it holds more (a trigger, an escape, another run):
+         * then it would need one decoding more than the bound allows.
+         */
+        private void tooDeep() {
+            findings.refuse(
+                    Findings.DECODE_DEPTH,
+                    "base64 or hex nested deeper than " + MAX_LAYER_DEPTH + " layers in the " + location
+                            + " cannot be read through");
+        }
+
+        private void reset() {
+            count = 0;
+            byteCount = 0;
+            fed = 0;
+            gotCount = 0;
+            nested = null;
+            runChars = 0;
+            lineChars = 0;
+            lines = 0;
+            standard = urlSafe = upper = lower = false;
+        }
+
+        private void released(byte[] source, int offset, int length) {
+            if (gotCount + length > got.length) {
+                got = Arrays.copyOf(got, Math.max(gotCount + length, got.length * 2));
+            }
+            System.arraycopy(source, offset, got, gotCount, length);
+            gotCount += length;
+        }
+
+        /** Encodes back every released quantum the nested redactor changed, and forgets the settled ones. */
+        private void retire(boolean all) {
+            int quanta = all ? (gotCount + perQuantum - 1) / perQuantum : gotCount / perQuantum;
+            for (int q = 0; q < quanta; q++) {
+                int from = q * perQuantum;
+                int to = Math.min(from + perQuantum, gotCount);
+                if (!Arrays.equals(got, from, to, bytes, from, to)) {
+                    encodeBack(q, from, to);
+                }
+            }
+            int doneBytes = Math.min(quanta * perQuantum, gotCount);
+            int doneChars = all ? count : quanta * quantum;
+            System.arraycopy(index, doneChars, index, 0, count - doneChars);
+            count -= doneChars;
+            System.arraycopy(bytes, doneBytes, bytes, 0, byteCount - doneBytes);
+            byteCount -= doneBytes;
+            fed -= doneBytes;
+            System.arraycopy(got, doneBytes, got, 0, gotCount - doneBytes);
+            gotCount -= doneBytes;
+        }
+
+        private void encodeBack(int q, int from, int to) {
+            int first = q * quantum;
+            if (hexRun) {
+                boolean up = upper && !lower;
+                int b = got[from] & 0xff;
+                byte[] digits = up ? HEX_UPPER : HEX_LOWER;
+                put(first, digits[b >> 4]);
+                put(first + 1, digits[b & 0xf]);
+                return;
+            }
+            byte[] alphabet = urlSafe || (!standard && mode.urlSafeMarkers) ? BASE64_URL : BASE64_STD;
+            int bits = 0;
+            for (int k = from; k < from + 3; k++) {
+                bits = bits << 8 | (k < to ? got[k] & 0xff : 0);
+            }
+            int chars = to - from + 1;
+            for (int k = 0; k < chars; k++) {
+                put(first + k, alphabet[(bits >> (18 - 6 * k)) & 0x3f]);
+            }
+        }
+
+        private void put(int charIndex, byte c) {
+            if (charIndex < count && dec[index[charIndex]] != c) {
+                rewriteChar(index[charIndex], c);
+            }
+        }
     }
 
     // ---- decoded-to-raw mapping ---------------------------------------------------------------------

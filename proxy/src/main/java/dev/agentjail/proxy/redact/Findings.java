@@ -22,7 +22,25 @@ public final class Findings {
         }
     }
 
+    /**
+     * Why the scan itself says the request must not go on, whatever the policy's action: a secret found in a
+     * decoded layer that cannot be overwritten at the same length, or content nested past a decoding bound.
+     * {@code reason} is a stable reason code ({@link #NOT_REWRITABLE}, {@link #DECODE_DEPTH}).
+     */
+    public record Refusal(String reason, String detail) {
+        public Refusal {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(detail, "detail");
+        }
+    }
+
+    /** A secret was found in a decoded layer (base64, hex, an escape) whose bytes cannot be rewritten in place. */
+    public static final String NOT_REWRITABLE = "secret-not-rewritable";
+    /** Base64 or hex nested deeper than {@link BodyRedactor#MAX_LAYER_DEPTH}: not decoded, so not sent. */
+    public static final String DECODE_DEPTH = "decode-depth-exceeded";
+
     private final Map<String, int[]> counts = new LinkedHashMap<>();
+    private Refusal refusal;
     private final Map<String, String[]> keys = new LinkedHashMap<>();
 
     void add(String kind, String location) {
@@ -44,6 +62,21 @@ public final class Findings {
             counts.remove(key);
             keys.remove(key);
         }
+    }
+
+    /** Records the first reason the scan refuses the request; later ones are dropped. */
+    void refuse(String reason, String detail) {
+        if (refusal == null) {
+            refusal = new Refusal(reason, detail);
+        }
+    }
+
+    /**
+     * Set when the request must be refused whatever {@code redaction.action} says: the bytes released since (and the
+     * rest of the request) must not be sent.
+     */
+    public java.util.Optional<Refusal> refusal() {
+        return java.util.Optional.ofNullable(refusal);
     }
 
     public boolean isEmpty() {

@@ -1,11 +1,15 @@
 package dev.agentjail.proxy.redact;
 
-/** How raw bytes are decoded for the scan, and which marker alphabet goes back into them. */
+/**
+ * How raw bytes are decoded for the scan, and which marker alphabet goes back into them. Every mode but {@link
+ * #PLAIN} reads both backslash escapes and percent-encoding, whatever the declared type: a receiver may apply
+ * either (a form whose value a JSON parser reads, a JSON body a server percent-decodes), so the scan does.
+ */
 enum Mode {
     JSON(true, true, false, false, true, false),
     TEXT(true, true, false, false, false, false),
-    FORM(false, true, true, false, false, true),
-    TARGET(false, true, false, true, false, true),
+    FORM(true, true, true, false, false, true),
+    TARGET(true, true, false, true, false, true),
     PLAIN(false, false, false, false, false, false);
 
     final boolean backslash;
@@ -140,6 +144,83 @@ enum Mode {
             return 6 * 4 + 3;
         }
         return LITERAL;
+    }
+
+    /**
+     * Escapes are decoded again in what they produce up to this many times ({@code %2567}, {@code %5Cu0067}, {@code
+     * \u0025 67}: double and triple encoding).
+     */
+    static final int LEVELS = 3;
+
+    /**
+     * {@link #escape} read through {@link #LEVELS} rounds of decoding: where one round produces {@code %} or a
+     * backslash, the characters after it (each read through the rounds below) may form a further escape. At the end of
+     * the input ({@code last}) a cut-off outer escape falls back to the inner reading.
+     */
+    int nested(byte[] r, int i, int end, byte[] out, boolean last) {
+        return level(r, i, end, out, LEVELS, last);
+    }
+
+    private int level(byte[] r, int i, int end, byte[] out, int levels, boolean last) {
+        if (levels == 1) {
+            return escape(r, i, end, out);
+        }
+        int first = level(r, i, end, out, levels - 1, last);
+        byte c;
+        int used;
+        if (first == INCOMPLETE) {
+            return INCOMPLETE;
+        } else if (first < 0) {
+            c = r[i];
+            used = 1;
+        } else if ((first & 3) == 1) {
+            c = out[0];
+            used = first >> 2;
+        } else {
+            return first;
+        }
+        if (!(c == '%' && percent) && !(c == '\\' && backslash)) {
+            return first;
+        }
+        byte[] chars = new byte[6];
+        int[] ends = new int[6];
+        byte[] one = new byte[3];
+        chars[0] = c;
+        ends[0] = i + used;
+        int k = 1;
+        int p = i + used;
+        boolean cut = false;
+        while (k < chars.length) {
+            if (p >= end) {
+                cut = true;
+                break;
+            }
+            int inner = level(r, p, end, one, levels - 1, last);
+            if (inner == INCOMPLETE) {
+                cut = true;
+                break;
+            }
+            if (inner < 0) {
+                chars[k] = r[p];
+                p++;
+            } else if ((inner & 3) == 1) {
+                chars[k] = one[0];
+                p += inner >> 2;
+            } else {
+                break;
+            }
+            ends[k++] = p;
+        }
+        int outer = escape(chars, 0, k, one);
+        if (outer == INCOMPLETE) {
+            return cut && !last ? INCOMPLETE : first;
+        }
+        if (outer < 0) {
+            return first;
+        }
+        int produced = outer & 3;
+        System.arraycopy(one, 0, out, 0, produced);
+        return (ends[(outer >> 2) - 1] - i) << 2 | produced;
     }
 
     /** The decoded form of a whole value, as the scan would see it (used to register known values). */

@@ -269,7 +269,11 @@ public final class Redactor {
                 throw new IllegalArgumentException("known value " + kind + ": needs at least 8 bytes");
             }
             Set<String> variants = new HashSet<>();
-            for (byte[] variant : List.of(value, Mode.TEXT.decodeAll(value), Mode.FORM.decodeAll(value))) {
+            // A value with spaces is also looked for as a form would carry it ('+' for ' '), whatever the body's type.
+            byte[] plus = new String(value, StandardCharsets.ISO_8859_1)
+                    .replace(' ', '+')
+                    .getBytes(StandardCharsets.ISO_8859_1);
+            for (byte[] variant : List.of(value, Mode.TEXT.decodeAll(value), Mode.FORM.decodeAll(value), plus)) {
                 if (variant.length >= MIN_KNOWN_VALUE
                         && variants.add(new String(variant, StandardCharsets.ISO_8859_1))) {
                     known.add(new Rule.Known(kind, variant));
