@@ -41,6 +41,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -156,7 +157,13 @@ final class InspectionSetup implements AutoCloseable {
      */
     void warmUp(Duration delay) {
         Executor later = CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS, executor);
-        later.execute(() -> interception.server().warmUp());
+        later.execute(() -> {
+            try {
+                interception.server().warmUp();
+            } catch (RejectedExecutionException sessionOver) {
+                // The session ended while this waited: the certificates' executor is shut down, nothing to ready.
+            }
+        });
     }
 
     Interception interception() {

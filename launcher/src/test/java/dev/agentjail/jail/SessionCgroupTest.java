@@ -325,7 +325,7 @@ class SessionCgroupTest {
         process(proc, 101, "python3", 60000);
         process(proc, 102, "sleep", 100);
         Files.writeString(group.resolve("cgroup.procs"), "100\n101\n102\n");
-        OomWatch watch = new OomWatch(cgroup, proc);
+        OomWatch watch = new OomWatch(cgroup, proc, List::of);
         watch.sample();
 
         Files.writeString(group.resolve("cgroup.procs"), "100\n");
@@ -339,6 +339,28 @@ class SessionCgroupTest {
                 watch.hits());
         // The fake group names pids that are real on this host: empty it before remove() kills what it lists.
         Files.writeString(group.resolve("cgroup.procs"), "");
+        cgroup.remove();
+    }
+
+    /** Where the kernel log names the victim (the sampler missed a short-lived one), its line is believed. */
+    @Test
+    void anOomKillTheKernelLogNamesIsNamedFromTheLog() throws IOException {
+        v2Dir(cg(""), "memory");
+        SessionCgroup cgroup = SessionCgroup.create(host("0::/\n", UNIFIED), "agentjail-s10", 256L << 20, 0, 0);
+        Path group = cg("/agentjail-s10");
+        Path proc = Files.createDirectories(root.resolve("proc"));
+        Files.writeString(group.resolve("cgroup.procs"), "");
+        List<String> log = List.of(
+                "[1.0] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+                        + "oom_memcg=/x/agentjail-other,task_memcg=/x/agentjail-other,task=node,pid=7,uid=0",
+                "[2.0] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+                        + "oom_memcg=/x/agentjail-s10,task_memcg=/x/agentjail-s10,task=python3,pid=4242,uid=0");
+        OomWatch watch = new OomWatch(cgroup, proc, () -> log);
+        watch.sample();
+        Files.writeString(group.resolve("memory.events"), "low 0\noom 1\noom_kill 1\n");
+        watch.sample();
+        watch.sample();
+        assertEquals(List.of("memory: oom-kill of python3 (pid 4242)"), watch.hits());
         cgroup.remove();
     }
 
