@@ -32,6 +32,7 @@ import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.Repositories;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.SessionLimits;
+import dev.agentjail.jail.StateDirs;
 import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
@@ -362,6 +363,12 @@ final class Session {
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
+            // Before the binds are resolved: a preset's config directory that does not exist yet is made, so what the
+            // agent keeps there outlives the session (and its read-only settings file gets its placeholder).
+            createStateDirs(
+                    jailHome,
+                    hostUser.map(HostUser::uid).orElseGet(Uids::current),
+                    hostUser.map(HostUser::gid).orElseGet(Uids::currentGid));
             BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
             homePlaceholders = homePlaceholders(policy, jailHome, resolved.homeEntries());
             List<HomeEntry> homeEntries = new ArrayList<>(resolved.homeEntries());
@@ -851,16 +858,49 @@ final class Session {
         return files;
     }
 
-    /** The preset in this session's policy stack that runs the command's program, if one does. */
-    private Optional<Preset> agentPreset() {
+    /** The presets in this session's policy stack. */
+    private List<Preset> presetsApplied() {
         return loaded.effective().stream()
                 .flatMap(e -> e.sources().stream())
                 .map(dev.agentjail.policy.PolicySource::name)
                 .filter(n -> n.startsWith(PRESET_SOURCE))
                 .map(n -> Presets.named(n.substring(PRESET_SOURCE.length())))
                 .flatMap(Optional::stream)
-                .filter(p -> p.runs(command.get(0)))
-                .findFirst();
+                .toList();
+    }
+
+    /**
+     * Creates the presets' writable home directories that are missing (see {@link StateDirs}), owned by the jail's
+     * user; a parent that is a link or another user's stops the session.
+     */
+    private void createStateDirs(Path jailHome, int uid, int gid) {
+        if (!Files.isDirectory(jailHome, LinkOption.NOFOLLOW_LINKS)) {
+            return; // A home of its own that does not exist on the host (see HostUser): nothing persists.
+        }
+        List<Path> dirs = new ArrayList<>();
+        for (Preset preset : presetsApplied()) {
+            try {
+                for (HostPath p : preset.policy(jailHome).filesystem().write()) {
+                    if (p.anchor() == HostPath.Anchor.HOME && !dirs.contains(p.path())) {
+                        dirs.add(p.path());
+                    }
+                }
+            } catch (dev.agentjail.policy.PolicyException e) {
+                throw new IllegalStateException("built-in preset " + preset.name() + " does not load", e);
+            }
+        }
+        try {
+            for (Path created : StateDirs.create(jailHome, dirs, uid, gid)) {
+                err.println("agentjail: created ~/" + created + " (mode 0700) for the agent's state");
+            }
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+        }
+    }
+
+    /** The preset in this session's policy stack that runs the command's program, if one does. */
+    private Optional<Preset> agentPreset() {
+        return presetsApplied().stream().filter(p -> p.runs(command.get(0))).findFirst();
     }
 
     /**

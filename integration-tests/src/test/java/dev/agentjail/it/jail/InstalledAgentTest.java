@@ -43,7 +43,14 @@ class InstalledAgentTest {
                         + "const fs = require('fs');\n"
                         + "console.log('fake-pi ' + process.argv.slice(2).join(' ') + ' ' + require('./lib/version.js'));\n"
                         + "let writable = true; try { fs.writeFileSync(__filename, 'x'); } catch (e) { writable = false; }\n"
-                        + "console.log('install-writable=' + writable);\n");
+                        + "console.log('install-writable=' + writable);\n"
+                        + "const state = process.env.HOME + '/.pi/agent';\n"
+                        + "if (process.argv[2] === 'save') {\n"
+                        + "  fs.writeFileSync(state + '/state.txt', process.argv[3]);\n"
+                        + "  try { fs.writeFileSync(state + '/settings.json', '{\"hooks\":1}'); console.log('settings-made'); }\n"
+                        + "  catch (e) { console.log('settings-refused ' + e.code); }\n"
+                        + "}\n"
+                        + "if (process.argv[2] === 'load') console.log('state=' + fs.readFileSync(state + '/state.txt'));\n");
         Files.setPosixFilePermissions(cli, PosixFilePermissions.fromString("rwxr-xr-x"));
         Files.createDirectories(prefix.resolve("bin"));
         Files.createSymbolicLink(prefix.resolve("bin/pi"), Path.of("../" + PACKAGE + "/cli.js"));
@@ -77,6 +84,32 @@ class InstalledAgentTest {
         assertTrue(o.err().contains("agentjail: preset pi\n"), o::describe);
         assertTrue(Files.readString(run.home().resolve(".npm-global/" + PACKAGE + "/cli.js"))
                 .startsWith("#!"));
+    }
+
+    @Test
+    void theAgentsMissingConfigDirectoryIsCreatedSoItsStateIsThereNextSession() throws IOException {
+        AgentjailRun.requireBwrap();
+        Optional<Path> node = systemNode();
+        Prerequisites.require(node.isPresent(), "node on " + AgentjailRun.STANDARD_PATH);
+        AgentjailRun run = AgentjailRun.in(dir);
+        String path = installFakePi(run.home(), node.get());
+        Path config = run.home().resolve(".pi/agent");
+        assertFalse(Files.exists(run.home().resolve(".pi")));
+
+        AgentjailRun.Outcome saved = run.env("PATH", path).withoutSeparator().run("pi", "save", "remembered");
+
+        assertEquals(0, saved.exitCode(), saved::describe);
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config)));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config.getParent())));
+        assertEquals("remembered", Files.readString(config.resolve("state.txt")));
+        // The read-only settings file is not the agent's to create, now that its directory exists.
+        assertTrue(saved.out().contains("settings-refused"), saved::describe);
+        assertFalse(Files.exists(config.resolve("settings.json")), saved::describe);
+
+        AgentjailRun.Outcome loaded = run.withoutSeparator().run("pi", "load");
+
+        assertEquals(0, loaded.exitCode(), loaded::describe);
+        assertTrue(loaded.out().contains("state=remembered"), loaded::describe);
     }
 
     @Test
