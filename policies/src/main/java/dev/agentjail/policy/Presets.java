@@ -36,7 +36,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 public final class Presets {
     /** The preset files, by name; the tests check that this list and the resource directory agree. */
     static final List<String> NAMES =
-            List.of("aider", "claude-code", "codex", "crush", "gemini-cli", "goose", "opencode", "pi");
+            List.of("aider", "claude-code", "codex", "crush", "gemini-cli", "goose", "hermes", "opencode", "pi");
 
     private static final String RESOURCE_DIR = "presets/";
 

@@ -68,7 +68,7 @@ class PresetsTest {
             });
         }
         assertEquals(files, Presets.names());
-        assertEquals(8, files.size());
+        assertEquals(9, files.size());
         List<String> order = Presets.all().stream().map(Preset::name).toList();
         assertEquals(List.copyOf(files), order);
         for (String name : files) {
