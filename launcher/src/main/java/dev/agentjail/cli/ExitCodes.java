@@ -21,6 +21,11 @@ public final class ExitCodes {
      * setup failures inside the jail keep their codes 120–123 (see docs/jail.md).
      */
     public static final int JAIL_SETUP = 125;
+    /**
+     * {@code run}: the agent a preset runs is not on the host's PATH (as a shell says for a command it cannot find);
+     * nothing was started.
+     */
+    public static final int NOT_FOUND = 127;
     /** The session timed out (as timeout(1) does). */
     public static final int TIMEOUT = 124;
 

@@ -120,7 +120,11 @@ final class RunCommand implements Callable<Integer> {
         }
         projectDir = projectDir.toRealPath();
         LoadedPolicy policy = LoadedPolicy.discover(
-                System.getenv(), Paths.home(System.getenv()), Optional.of(projectDir), presets(separated), policyFiles);
+                System.getenv(),
+                Paths.home(System.getenv()),
+                Optional.of(projectDir),
+                presets(separated, err),
+                policyFiles);
         StartupTrace.mark("policy loaded");
         if (timeout != null) {
             policy.checkNotLocked("limits.timeout", "--timeout");
@@ -152,14 +156,15 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * The presets to apply: those named by --preset, plus, when the command was given without "--",
-     * the one named after the program (agentjail run claude).
+     * the one named after the program (agentjail run claude), which is named on {@code err}.
      */
-    private List<String> presets(boolean separated) {
+    private List<String> presets(boolean separated, PrintWriter err) {
         List<String> names = new ArrayList<>(presets);
         if (!separated && !command.isEmpty()) {
             Presets.forProgram(command.get(0)).ifPresent(p -> {
                 if (!names.contains(p.name())) {
                     names.add(p.name());
+                    err.println("agentjail: preset " + p.name());
                 }
             });
         }

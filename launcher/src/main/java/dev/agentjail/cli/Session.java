@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.jail.Access;
+import dev.agentjail.jail.AgentInstall;
 import dev.agentjail.jail.Bind;
 import dev.agentjail.jail.BindSources;
 import dev.agentjail.jail.BwrapCommand;
@@ -31,6 +32,7 @@ import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.Repositories;
 import dev.agentjail.jail.SessionFiles;
 import dev.agentjail.jail.SessionLimits;
+import dev.agentjail.jail.StateDirs;
 import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
@@ -38,6 +40,8 @@ import dev.agentjail.policy.CredentialPaths;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
+import dev.agentjail.policy.Preset;
+import dev.agentjail.policy.Presets;
 import dev.agentjail.policy.ProjectGlob;
 import dev.agentjail.proxy.ProxyConfig;
 import dev.agentjail.proxy.Timeouts;
@@ -80,6 +84,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Session {
     private static final int SECCOMP_FD = 3;
+    private static final String PRESET_SOURCE = "preset:";
     private static final int STATUS_FD = 4;
     /** How long after the jail starts interception warms up: short commands are over by then. */
     private static final Duration WARM_UP_DELAY = Duration.ofMillis(500);
@@ -158,6 +163,13 @@ final class Session {
                 "it holds the policy of every later session");
         refuseProjectOverlap(InitBinary.defaultCacheDir(hostEnv, home), "agentjail's cache", "it runs on the host");
         refuseUnfinishedReview();
+        // An agent a preset runs is looked for now: where the user installed it is bound in, and a missing one is
+        // named before anything starts.
+        Optional<AgentInstall.Plan> install = Optional.empty();
+        Optional<Preset> agent = agentPreset();
+        if (agent.isPresent()) {
+            install = Optional.of(findAgent(agent.get(), jailHome));
+        }
         try (InspectionSetup inspection = InspectionSetup.open(
                 policy,
                 hostEnv,
@@ -167,7 +179,7 @@ final class Session {
                 policy.credentials().isEmpty()
                         ? Optional.empty()
                         : Optional.of(CredentialPlaceholders.forProject(caDir, project, new SecureRandom())))) {
-            return run(policy, bwrap, home, jailHome, hostUser, inspection);
+            return run(policy, bwrap, home, jailHome, hostUser, inspection, install);
         }
     }
 
@@ -181,7 +193,8 @@ final class Session {
             Path home,
             Path jailHome,
             Optional<HostUser> hostUser,
-            InspectionSetup inspection)
+            InspectionSetup inspection,
+            Optional<AgentInstall.Plan> install)
             throws Exception {
         StartupTrace.mark("inspection set up");
         // git's configuration is read by a git process: it starts now and runs while the rest is prepared.
@@ -350,6 +363,12 @@ final class Session {
             StartupTrace.mark("files written");
             TrustFiles trust = inspection.writeTrustFiles(sessionDir, InitBinary.defaultCacheDir(hostEnv, home));
             HostLayout layout = HostLayout.probe();
+            // Before the binds are resolved: a preset's config directory that does not exist yet is made, so what the
+            // agent keeps there outlives the session (and its read-only settings file gets its placeholder).
+            createStateDirs(
+                    jailHome,
+                    hostUser.map(HostUser::uid).orElseGet(Uids::current),
+                    hostUser.map(HostUser::gid).orElseGet(Uids::currentGid));
             BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
             homePlaceholders = homePlaceholders(policy, jailHome, resolved.homeEntries());
             List<HomeEntry> homeEntries = new ArrayList<>(resolved.homeEntries());
@@ -373,9 +392,22 @@ final class Session {
                 }
             }
             homeEntries.sort(Comparator.comparingInt(e -> e.relative().getNameCount()));
-            BindSources.Resolved binds = new BindSources.Resolved(homeEntries, resolved.extraBinds());
+            List<Bind> extraBinds = new ArrayList<>(resolved.extraBinds());
             Map<String, String> env = new LinkedHashMap<>(
                     JailEnvironment.build(hostEnv, policy.env(), port, jailHome, id, inspection.placeholders()));
+            List<AgentInstall.Link> links = List.of();
+            if (install.isPresent()) {
+                // Read-only, after the policy's binds; no link where something is bound already (it would be made
+                // inside that bind, on the host).
+                List<Path> occupied = new ArrayList<>(List.of(project));
+                homeEntries.forEach(e -> occupied.add(jailHome.resolve(e.relative())));
+                extraBinds.forEach(b -> occupied.add(b.target()));
+                AgentInstall.Plan plan = install.get().without(occupied);
+                plan.readOnly().forEach(p -> extraBinds.add(new Bind(p, p, Access.READ_ONLY, false)));
+                links = plan.links();
+                env.put("PATH", plan.jailPath(env.get("PATH")));
+            }
+            BindSources.Resolved binds = new BindSources.Resolved(homeEntries, extraBinds);
             // Where each host-side MCP server is reached (through the proxy): a URL, never a credential.
             env.putAll(HostEndpoints.jailVariables(policy.mcp()));
             JailSpec spec = new JailSpec(
@@ -400,7 +432,8 @@ final class Session {
                     SECCOMP_FD,
                     OptionalInt.of(STATUS_FD),
                     PreStart.wrap(policy.jail().preStart(), command),
-                    HostDevices.find(policy.jail().devices()));
+                    HostDevices.find(policy.jail().devices()),
+                    links);
             refuseVisibleCa(spec, inspection.authority().directory());
             refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
             // What the jail can write through, read back once from the argv (see refuseWritable).
@@ -825,6 +858,117 @@ final class Session {
         return files;
     }
 
+    /** The presets in this session's policy stack. */
+    private List<Preset> presetsApplied() {
+        return loaded.effective().stream()
+                .flatMap(e -> e.sources().stream())
+                .map(dev.agentjail.policy.PolicySource::name)
+                .filter(n -> n.startsWith(PRESET_SOURCE))
+                .map(n -> Presets.named(n.substring(PRESET_SOURCE.length())))
+                .flatMap(Optional::stream)
+                .toList();
+    }
+
+    /**
+     * Creates the presets' writable home directories that are missing (see {@link StateDirs}), owned by the jail's
+     * user; a parent that is a link or another user's stops the session.
+     */
+    private void createStateDirs(Path jailHome, int uid, int gid) {
+        if (!Files.isDirectory(jailHome, LinkOption.NOFOLLOW_LINKS)) {
+            return; // A home of its own that does not exist on the host (see HostUser): nothing persists.
+        }
+        List<Path> dirs = new ArrayList<>();
+        for (Preset preset : presetsApplied()) {
+            try {
+                for (HostPath p : preset.policy(jailHome).filesystem().write()) {
+                    if (p.anchor() == HostPath.Anchor.HOME && !dirs.contains(p.path())) {
+                        dirs.add(p.path());
+                    }
+                }
+            } catch (dev.agentjail.policy.PolicyException e) {
+                throw new IllegalStateException("built-in preset " + preset.name() + " does not load", e);
+            }
+        }
+        try {
+            for (Path created : StateDirs.create(jailHome, dirs, uid, gid)) {
+                err.println("agentjail: created ~/" + created + " (mode 0700) for the agent's state");
+            }
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+        }
+    }
+
+    /** The preset in this session's policy stack that runs the command's program, if one does. */
+    private Optional<Preset> agentPreset() {
+        return presetsApplied().stream().filter(p -> p.runs(command.get(0))).findFirst();
+    }
+
+    /**
+     * Where the host's PATH finds the agent {@code preset} runs, and what the jail needs to run it from there
+     * (see {@link AgentInstall}); a missing agent stops the session here, with the preset's install hint.
+     */
+    private AgentInstall.Plan findAgent(Preset preset, Path jailHome) {
+        String program = command.get(0);
+        List<Path> visible = new ArrayList<>(List.of(project));
+        for (Path dir : dev.agentjail.jail.HostLayout.SYSTEM_CANDIDATES) {
+            try {
+                visible.add(dir.toRealPath());
+            } catch (IOException missing) {
+                // Not on this host: nothing shown there.
+            }
+        }
+        List<Path> hidden = new ArrayList<>();
+        CredentialPaths.ALWAYS_HIDDEN.forEach(c -> hidden.add(c.resolve(jailHome)));
+        hidden.add(Paths.stateHome(hostEnv).toAbsolutePath().normalize());
+        hidden.add(caDir.toAbsolutePath().normalize());
+        Optional<AgentInstall.Plan> plan;
+        try {
+            plan = program.contains("/")
+                    ? Optional.empty()
+                    : AgentInstall.resolve(
+                            program,
+                            hostEnv.getOrDefault("PATH", "/usr/bin:/bin"),
+                            jailHome,
+                            visible,
+                            hidden,
+                            Session::firstLine);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.USAGE, "cannot bind " + program + " into the jail: " + e.getMessage(), e);
+        }
+        if (plan.isEmpty() && program.contains("/") && Files.isExecutable(Path.of(program))) {
+            return new AgentInstall.Plan(Path.of(program), List.of(), List.of(), List.of());
+        }
+        return plan.orElseThrow(() -> new CliException(
+                ExitCodes.NOT_FOUND,
+                program + " (preset " + preset.name() + ") not found on "
+                        + (program.contains("/") ? "the host" : "PATH")
+                        + (preset.install().isEmpty() ? "" : "; install it with " + preset.install())));
+    }
+
+    /** A version manager's answer to {@code which NAME}: its first line of output, when it exits 0 within 10 s. */
+    private static Optional<String> firstLine(List<String> argv) {
+        try {
+            Process p = new ProcessBuilder(argv)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            byte[] out = p.getInputStream().readNBytes(4096);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return Optional.empty();
+            }
+            String text = new String(out, java.nio.charset.StandardCharsets.UTF_8).strip();
+            return p.exitValue() == 0 && !text.isEmpty()
+                    ? Optional.of(text.lines().findFirst().orElse(""))
+                    : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
     private List<String> protectedPatterns(Policy policy) {
         List<String> patterns = new ArrayList<>(ProtectedPaths.DEFAULTS);
         policy.filesystem().protectedPaths().forEach(g -> patterns.add(g.pattern()));
@@ -1121,6 +1265,7 @@ final class Session {
                         + b.target()
                         + (b.source().equals(b.target()) ? "" : " (from " + b.source() + ")")));
         spec.maskedFiles().forEach(m -> binds.add("masked " + m));
+        spec.links().forEach(l -> binds.add("link " + l.path() + " -> " + l.target()));
         return binds;
     }
 }

@@ -231,6 +231,10 @@ public final class BwrapCommand {
                     bind.source().toString(),
                     bind.target().toString());
         }
+        // The agent's program where PATH finds it, linked to its real file (bound above): never inside a bind.
+        for (AgentInstall.Link link : spec.links()) {
+            args.add("--symlink", link.target().toString(), link.path().toString());
+        }
         // Protections and masks come last, so that no bind above can re-expose what they cover.
         String empty = spec.sessionFiles().emptyFile().toString();
         for (ProtectedPath p : spec.protectedPaths()) {

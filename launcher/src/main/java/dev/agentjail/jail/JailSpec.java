@@ -43,6 +43,8 @@ import java.util.regex.Pattern;
  * @param command the agent's argv
  * @param devices host device nodes or directories the policy opts into (GPU, camera, audio), bound with device
  *     access at the same path under the jail's minimal /dev; only paths under /dev
+ * @param links symbolic links made in the jail after the binds, where nothing is bound (the agent's program where
+ *     the jail's PATH finds it, see {@link AgentInstall})
  */
 public record JailSpec(
         Path bwrap,
@@ -66,7 +68,8 @@ public record JailSpec(
         int seccompFd,
         OptionalInt statusFd,
         List<String> command,
-        List<Path> devices) {
+        List<Path> devices,
+        List<AgentInstall.Link> links) {
     private static final Pattern HOSTNAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -113,6 +116,7 @@ public record JailSpec(
         maskedFiles = List.copyOf(maskedFiles);
         command = List.copyOf(command);
         devices = List.copyOf(devices);
+        links = List.copyOf(links);
         for (Path device : devices) {
             if (!device.isAbsolute()
                     || !device.normalize().equals(device)
@@ -124,6 +128,56 @@ public record JailSpec(
         if (command.stream().anyMatch(arg -> arg.indexOf('\0') >= 0)) {
             throw new IllegalArgumentException("the command contains a NUL byte");
         }
+    }
+
+    /** A jail without links of its own. */
+    public JailSpec(
+            Path bwrap,
+            Path initBinary,
+            HostLayout hostLayout,
+            SessionFiles sessionFiles,
+            Path project,
+            Path home,
+            List<HomeEntry> homeEntries,
+            List<Bind> extraBinds,
+            List<ProtectedPath> protectedPaths,
+            List<Path> maskedFiles,
+            String hostname,
+            Map<String, String> env,
+            boolean newSession,
+            Path handoffSocket,
+            int port,
+            Optional<TrustFiles> trust,
+            Limits limits,
+            Optional<Identity> identity,
+            int seccompFd,
+            OptionalInt statusFd,
+            List<String> command,
+            List<Path> devices) {
+        this(
+                bwrap,
+                initBinary,
+                hostLayout,
+                sessionFiles,
+                project,
+                home,
+                homeEntries,
+                extraBinds,
+                protectedPaths,
+                maskedFiles,
+                hostname,
+                env,
+                newSession,
+                handoffSocket,
+                port,
+                trust,
+                limits,
+                identity,
+                seccompFd,
+                statusFd,
+                command,
+                devices,
+                List.of());
     }
 
     private static SortedMap<String, String> copyEnv(Map<String, String> env) {

@@ -9,10 +9,10 @@ import java.util.regex.Pattern;
 /**
  * A built-in agent preset: an ordinary policy document ({@code yaml}, loaded under the source name
  * {@code preset:NAME}) together with what its top-level {@code preset} mapping declares: its name,
- * a one-line description, and the program names ({@code binaries}) that select it for {@code
- * agentjail run PROGRAM}.
+ * a one-line description, the program names ({@code binaries}) that select it for {@code
+ * agentjail run PROGRAM}, and how to install the agent ({@code install}, shown when it is not found; may be empty).
  */
-public record Preset(String name, String description, List<String> binaries, String yaml) {
+public record Preset(String name, String description, List<String> binaries, String install, String yaml) {
     /** Longest description, so that {@code agentjail policy presets} keeps one line per preset. */
     public static final int MAX_DESCRIPTION = 100;
 
@@ -25,6 +25,10 @@ public record Preset(String name, String description, List<String> binaries, Str
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(description, "description");
         Objects.requireNonNull(yaml, "yaml");
+        Objects.requireNonNull(install, "install");
+        if (Quoting.hasControl(install) || !install.strip().equals(install)) {
+            throw new IllegalArgumentException("the install hint of preset " + name + " must be one trimmed line");
+        }
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("invalid preset name " + Quoting.quote(name)
                     + ": lower-case letters, digits and '-', at most 40 characters");
@@ -48,6 +52,11 @@ public record Preset(String name, String description, List<String> binaries, Str
         if (new HashSet<>(binaries).size() != binaries.size()) {
             throw new IllegalArgumentException("preset " + name + " lists a binary twice");
         }
+    }
+
+    /** A preset without an install hint. */
+    public Preset(String name, String description, List<String> binaries, String yaml) {
+        this(name, description, binaries, "", yaml);
     }
 
     /** The name its policy is loaded under, and that errors and origins show: {@code preset:NAME}. */

@@ -29,18 +29,21 @@ import org.yaml.snakeyaml.nodes.Tag;
 /**
  * The built-in agent presets, read from the resources {@code dev/agentjail/policy/presets/NAME.yaml}.
  * Each is an ordinary policy plus a top-level {@code preset} mapping ({@code name}, {@code
- * description}, {@code binaries}) that this class reads strictly. A broken preset resource is a bug
+ * description}, {@code binaries}, {@code install}) that this class reads strictly. A broken preset resource is a bug
  * in this build, not bad user input, so it throws {@link IllegalStateException}; the tests load every
  * preset.
  */
 public final class Presets {
     /** The preset files, by name; the tests check that this list and the resource directory agree. */
     static final List<String> NAMES =
-            List.of("aider", "claude-code", "codex", "crush", "gemini-cli", "goose", "opencode", "pi");
+            List.of("aider", "claude-code", "codex", "crush", "gemini-cli", "goose", "hermes", "opencode", "pi");
 
     private static final String RESOURCE_DIR = "presets/";
 
-    private static final Set<String> METADATA_KEYS = Set.of("name", "description", "binaries");
+    private static final Set<String> METADATA_KEYS = Set.of("name", "description", "binaries", "install");
+
+    /** The metadata every preset must have; {@code install} is optional (PresetsTest requires it of built-ins). */
+    private static final Set<String> REQUIRED_KEYS = Set.of("name", "description", "binaries");
 
     /** Presets are a few kilobytes; the bounds only keep a mistake from costing much. */
     private static final int MAX_BYTES = 1 << 20;
@@ -131,7 +134,7 @@ public final class Presets {
             throw problem(where, metadata, "'preset' must be a mapping");
         }
         Map<String, Node> fields = entries(where, mapping, METADATA_KEYS);
-        for (String key : METADATA_KEYS) {
+        for (String key : REQUIRED_KEYS) {
             if (!fields.containsKey(key)) {
                 throw problem(where, metadata, "preset." + key + " is missing");
             }
@@ -152,8 +155,9 @@ public final class Presets {
         for (Node item : sequence.getValue()) {
             binaries.add(string(where, item, "preset.binaries"));
         }
+        String install = fields.containsKey("install") ? string(where, fields.get("install"), "preset.install") : "";
         try {
-            return new Preset(name, description, binaries, yaml);
+            return new Preset(name, description, binaries, install, yaml);
         } catch (IllegalArgumentException e) {
             throw problem(where, metadata, e.getMessage());
         }

@@ -68,7 +68,7 @@ class PresetsTest {
             });
         }
         assertEquals(files, Presets.names());
-        assertEquals(8, files.size());
+        assertEquals(9, files.size());
         List<String> order = Presets.all().stream().map(Preset::name).toList();
         assertEquals(List.copyOf(files), order);
         for (String name : files) {
@@ -258,6 +258,16 @@ class PresetsTest {
         assertNotEquals(preset.name(), preset.description());
     }
 
+    /** agentjail run prints it when the agent is not on PATH: every built-in preset says how to get it. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("presets")
+    void saysHowToInstallTheAgent(Preset preset) {
+        assertFalse(preset.install().isBlank(), preset.name() + " has no preset.install");
+        assertTrue(
+                preset.install().contains(" install") || preset.install().startsWith("curl "),
+                () -> preset.name() + ": " + preset.install());
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("presets")
     void theDocsNameEveryHostOfThePreset(Preset preset) throws Exception {
@@ -316,6 +326,7 @@ class PresetsTest {
         assertThrows(IllegalArgumentException.class, () -> new Preset("a", "d".repeat(101), List.of("c"), ""));
         assertThrows(IllegalArgumentException.class, () -> new Preset("a", "d", List.of("-c"), ""));
         assertThrows(NullPointerException.class, () -> new Preset("a", "d", List.of("c"), null));
+        assertThrows(IllegalArgumentException.class, () -> new Preset("a", "d", List.of("c"), "x\ny", ""));
         List<String> binaries = new ArrayList<>(List.of("c"));
         Preset preset = new Preset("a", "d", binaries, "");
         binaries.add("e");
