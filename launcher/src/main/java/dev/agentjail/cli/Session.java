@@ -163,6 +163,7 @@ final class Session {
                 "it holds the policy of every later session");
         refuseProjectOverlap(InitBinary.defaultCacheDir(hostEnv, home), "agentjail's cache", "it runs on the host");
         refuseUnfinishedReview();
+        refuseBareRepository();
         // An agent a preset runs is looked for now: where the user installed it is bound in, and a missing one is
         // named before anything starts.
         Optional<AgentInstall.Plan> install = Optional.empty();
@@ -536,9 +537,17 @@ final class Session {
                         .moved()
                         .forEach(p -> liveMoves.add("new git-metadata " + p + " quarantined while the jail ran"));
             }
-            List<String> stageFindings = gitStages == null
-                    ? List.of()
-                    : gitStages.finish(new Quarantine(ReviewCommand.quarantineDir(hostEnv), Clock.systemUTC()), id);
+            List<String> stageFindings = new ArrayList<>();
+            if (gitStages != null) {
+                try {
+                    stageFindings.addAll(gitStages.finish(
+                            new Quarantine(ReviewCommand.quarantineDir(hostEnv), Clock.systemUTC()), id));
+                } catch (RuntimeException | Error e) {
+                    // Whatever happened there, the review below still runs.
+                    err.println("agentjail: cannot finish the metadata copies: " + e);
+                    stageFindings.add("git-metadata not finished: " + e);
+                }
+            }
             removePlaceholders(project, outsideStaged(protectedPaths));
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
@@ -581,7 +590,7 @@ final class Session {
                                             exitCode == null ? -1 : exitCode,
                                             audit.requests(),
                                             audit.denials(),
-                                            findings)
+                                            bounded(findings))
                                     .withLimits(sessionLimits.enforced(), limitHits))
                             .build());
                 }
@@ -648,6 +657,35 @@ final class Session {
     }
 
     /**
+     * A project laid out as a repository's metadata (a bare clone: HEAD, objects/ and refs/ at its top) would hand the
+     * agent that repository's config and hooks, which git on the host runs; it is refused, not guessed at.
+     */
+    private void refuseBareRepository() {
+        if (Files.isRegularFile(project.resolve("HEAD"), LinkOption.NOFOLLOW_LINKS)
+                && Files.isDirectory(project.resolve("objects"), LinkOption.NOFOLLOW_LINKS)
+                && Files.isDirectory(project.resolve("refs"), LinkOption.NOFOLLOW_LINKS)) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "the project " + project + " is a bare git repository (HEAD, objects/ and refs/ at its top): its"
+                            + " config and hooks would be the agent's to write; run the agent in a working tree"
+                            + " (git clone " + project + " DIR, or git worktree add DIR) and pass --project DIR");
+        }
+    }
+
+    /** The most findings the session-end record lists; the quarantine's manifest keeps every one. */
+    static final int MAX_RECORDED_FINDINGS = 100;
+
+    /** At most {@link #MAX_RECORDED_FINDINGS}, then one line that says how many more (a record line stays small). */
+    static List<String> bounded(List<String> findings) {
+        if (findings.size() <= MAX_RECORDED_FINDINGS) {
+            return findings;
+        }
+        List<String> kept = new ArrayList<>(findings.subList(0, MAX_RECORDED_FINDINGS));
+        kept.add("... and " + (findings.size() - MAX_RECORDED_FINDINGS) + " more: agentjail review lists them");
+        return kept;
+    }
+
+    /**
      * Moves what the agent wrote that the host would run (a new nested repository, .envrc, hook or agent settings) into
      * the quarantine, and names each on stderr.
      */
@@ -656,7 +694,12 @@ final class Session {
             List<SurfaceReview.Finding> findings =
                     review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id);
             // Paths come from the agent: printed with their control characters escaped, as the log's are.
-            findings.forEach(f -> err.println("agentjail: " + LogRecordText.printable(f.describe())));
+            findings.stream()
+                    .limit(MAX_RECORDED_FINDINGS)
+                    .forEach(f -> err.println("agentjail: " + LogRecordText.printable(f.describe())));
+            if (findings.size() > MAX_RECORDED_FINDINGS) {
+                err.println("agentjail: ... and " + (findings.size() - MAX_RECORDED_FINDINGS) + " more");
+            }
             if (findings.stream().anyMatch(f -> f.quarantinedTo().isPresent())) {
                 err.println("agentjail: `agentjail review` lists what was quarantined; --restore puts an item back");
             }

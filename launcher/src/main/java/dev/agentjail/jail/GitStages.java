@@ -1,7 +1,9 @@
 package dev.agentjail.jail;
 
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -15,9 +17,8 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
+import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -27,6 +28,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -53,18 +56,36 @@ public final class GitStages implements AutoCloseable {
     private static final int MAX_STATE_DEPTH = 8;
     private static final int MAX_STATE_ENTRIES = 100_000;
     private static final long MAX_HASH_BYTES = 64L << 20;
-    private static final SecureRandom RANDOM = new SecureRandom();
+    /** More entries than this left in one copy are quarantined as one item, the copy itself. */
+    static final int MAX_ITEMS = 64;
+
+    /** Data directories made on the host when missing, so that what git writes there is the host's. */
+    private static final List<String> PRE_MADE = List.of("worktrees");
+
+    /** A HEAD git reads (setup.c, validate_headref): a symbolic ref into refs/, or an object id. */
+    private static final java.util.regex.Pattern HEAD_REF =
+            java.util.regex.Pattern.compile("(ref:[ \\t]*refs/[^\\n]{1,240}|\\p{XDigit}{40}|\\p{XDigit}{64})\\n?");
 
     /** What {@link #prepare} returns: the protected paths to hand bwrap, and the stages to mirror and finish. */
     public record Plan(List<ProtectedPath> protectedPaths, GitStages stages) {}
 
-    /** A file's content as last seen on both sides: empty when there was no such file. */
-    private record Content(Optional<byte[]> bytes) {
+    /** A file's content as last seen on both sides, by digest: empty when there was no such file. */
+    private record Content(Optional<String> sha256) {
         static final Content ABSENT = new Content(Optional.empty());
 
         boolean same(Content other) {
-            return bytes.isPresent() == other.bytes.isPresent()
-                    && (bytes.isEmpty() || Arrays.equals(bytes.get(), other.bytes.get()));
+            return sha256.equals(other.sha256);
+        }
+
+        boolean absent() {
+            return sha256.isEmpty();
+        }
+    }
+
+    /** The other side holds git's lock on the name (a git process is writing it): try again later. */
+    private static final class Busy extends IOException {
+        Busy(Path lock) {
+            super(lock + " is locked");
         }
     }
 
@@ -77,6 +98,7 @@ public final class GitStages implements AutoCloseable {
      * @param mounts the names in the copy that are mount points (binds from the host, placeholders): not the agent's
      * @param copied the names of other entries copied in (a link git does not write): changed ones are quarantined
      * @param stateDirs the state directories copied in, with their digests
+     * @param made the data directories the session made on the host so the jail could write them (removed if empty)
      * @param last each mirrored name's content as last synced
      */
     private record Stage(
@@ -86,6 +108,7 @@ public final class GitStages implements AutoCloseable {
             Set<String> mounts,
             Set<String> copied,
             Map<String, Optional<String>> stateDirs,
+            Set<String> made,
             Map<String, Content> last) {}
 
     private final Path project;
@@ -94,6 +117,10 @@ public final class GitStages implements AutoCloseable {
     private final int ownerGid;
     private final Consumer<String> warnings;
     private final Set<String> conflicts = new HashSet<>();
+    /** Held while a name is synced; the end's pass does not wait for a mirror stalled in an open (a fifo). */
+    private final ReentrantLock lock = new ReentrantLock();
+
+    private volatile boolean closed;
     private WatchService watcher;
     private Thread thread;
 
@@ -178,8 +205,20 @@ public final class GitStages implements AutoCloseable {
         own(copy, ownerUid, ownerGid);
         Set<String> mounts = new HashSet<>();
         Set<String> copied = new HashSet<>();
+        Set<String> made = new HashSet<>();
         Map<String, Optional<String>> stateDirs = new HashMap<>();
         Map<String, Content> last = new HashMap<>();
+        for (String name : PRE_MADE) {
+            // git worktree add writes worktrees/ID: made here, it is the host's (and bound writable), not the copy's.
+            if (!Files.exists(real.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectory(real.resolve(name));
+                own(
+                        real.resolve(name),
+                        (Integer) Files.getAttribute(real, "unix:uid", LinkOption.NOFOLLOW_LINKS),
+                        (Integer) Files.getAttribute(real, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+                made.add(name);
+            }
+        }
         for (Path p : byPath.keySet()) {
             if (relative.equals(p.getParent())) {
                 mounts.add(p.getFileName().toString());
@@ -195,7 +234,6 @@ public final class GitStages implements AutoCloseable {
                 entries.add(entry);
             }
         }
-        ProjectFiles realFiles = ProjectFiles.of(real);
         for (Path entry : entries) {
             String name = entry.getFileName().toString();
             Path inside = relative.resolve(name);
@@ -207,9 +245,7 @@ public final class GitStages implements AutoCloseable {
                 byPath.put(inside, new ProtectedPath(inside, ProtectedPath.State.PIN));
                 mounts.add(name);
             } else if (a.isRegularFile() && GitLayout.mirrored(name) && a.size() <= MAX_FILE_BYTES) {
-                byte[] bytes = realFiles.read(Path.of(name), MAX_FILE_BYTES);
-                write(copy, name, bytes, ownerUid, ownerGid);
-                last.put(name, new Content(Optional.of(bytes)));
+                last.put(name, transfer(real, copy, name, new int[] {ownerUid, ownerGid}));
             } else if (a.isDirectory() && GitLayout.STATE_DIRS.contains(name) && copyTree(real, name, copy)) {
                 stateDirs.put(name, Quarantine.digest(ProjectFiles.of(copy), Path.of(name), MAX_HASH_BYTES));
             } else if (a.isSymbolicLink()) {
@@ -223,7 +259,7 @@ public final class GitStages implements AutoCloseable {
             }
             // Anything else (a socket, a fifo) is not shown in the jail.
         }
-        return new Stage(relative, real, copy, Set.copyOf(mounts), Set.copyOf(copied), stateDirs, last);
+        return new Stage(relative, real, copy, Set.copyOf(mounts), Set.copyOf(copied), stateDirs, made, last);
     }
 
     /**
@@ -255,8 +291,11 @@ public final class GitStages implements AutoCloseable {
                 Files.createDirectory(target);
                 own(target, ownerUid, ownerGid);
             } else {
-                byte[] bytes = from.read(relative, MAX_FILE_BYTES);
-                write(target.getParent(), target.getFileName().toString(), bytes, ownerUid, ownerGid);
+                transfer(
+                        real.resolve(relative).getParent(),
+                        target.getParent(),
+                        relative.getFileName().toString(),
+                        new int[] {ownerUid, ownerGid});
             }
             return ProjectFiles.Visit.CONTINUE;
         });
@@ -291,18 +330,36 @@ public final class GitStages implements AutoCloseable {
 
     private void mirror(Map<WatchKey, Stage> keys) {
         try {
-            while (true) {
+            while (!closed) {
                 WatchKey key = watcher.take();
                 Stage stage = keys.get(key);
                 Set<String> names = new HashSet<>();
                 for (WatchEvent<?> event : key.pollEvents()) {
-                    if (event.context() instanceof Path name && GitLayout.mirrored(name.toString())) {
-                        names.add(name.toString());
+                    if (event.context() instanceof Path name) {
+                        String n = name.toString();
+                        // A lock git (or this mirror) released: the name it guarded may be due now.
+                        String guarded = n.endsWith(".lock") ? n.substring(0, n.length() - 5) : n;
+                        if (GitLayout.mirrored(guarded)) {
+                            names.add(guarded);
+                        }
                     }
                 }
                 key.reset();
                 for (String name : names) {
-                    sync(stage, name);
+                    if (closed) {
+                        return;
+                    }
+                    lock.lock();
+                    try {
+                        sync(stage, name);
+                    } catch (Busy busy) {
+                        // The lock's release is an event of its own: the name is synced then.
+                    } catch (IOException e) {
+                        warnings.accept(
+                                "warning: cannot mirror " + stage.relative().resolve(name) + ": " + e.getMessage());
+                    } finally {
+                        lock.unlock();
+                    }
                 }
             }
         } catch (InterruptedException | ClosedWatchServiceException stopped) {
@@ -312,57 +369,93 @@ public final class GitStages implements AutoCloseable {
 
     /**
      * Brings one mirrored name of the copy and the host's directory together: the side that changed since the last
-     * sync wins; when both did, the host's is kept and the jail's version is set aside as a conflict.
+     * sync wins; when both did, neither is overwritten (the end's pass keeps the host's and quarantines the jail's).
+     * What git never does is not mirrored from the jail: removing HEAD or the index, or a HEAD git would not read.
      */
-    private synchronized void sync(Stage stage, String name) {
-        try {
-            Content inCopy = read(stage.copy(), name);
-            Content onHost = read(stage.real(), name);
-            Content before = stage.last().getOrDefault(name, Content.ABSENT);
-            if (inCopy == null || onHost == null || inCopy.same(onHost)) {
-                if (inCopy != null && onHost != null) {
-                    stage.last().put(name, inCopy);
-                }
+    private void sync(Stage stage, String name) throws IOException {
+        Content inCopy = read(stage.copy(), name);
+        Content onHost = read(stage.real(), name);
+        Content before = stage.last().getOrDefault(name, Content.ABSENT);
+        if (inCopy == null || onHost == null) {
+            return;
+        }
+        if (inCopy.same(onHost)) {
+            stage.last().put(name, inCopy);
+            return;
+        }
+        if (onHost.same(before)) {
+            if (!plausible(stage.copy(), name, inCopy)) {
                 return;
             }
-            if (onHost.same(before)) {
-                put(stage.real(), name, inCopy, realOwner(stage));
-                stage.last().put(name, inCopy);
-            } else if (inCopy.same(before)) {
-                put(stage.copy(), name, onHost, new int[] {ownerUid, ownerGid});
-                stage.last().put(name, onHost);
-            } else if (conflicts.add(stage.relative().resolve(name).toString())) {
-                // Both changed: neither is overwritten; after the session the host's stays, the jail's is quarantined.
-                warnings.accept("warning: " + stage.relative().resolve(name) + " changed on the host and in the jail"
-                        + " at once; the host's stays, the jail's goes into the quarantine when the session ends");
-            }
-        } catch (IOException e) {
-            warnings.accept("warning: cannot mirror " + stage.relative().resolve(name) + ": " + e.getMessage());
+            stage.last().put(name, transfer(stage.copy(), stage.real(), name, realOwner(stage)));
+        } else if (inCopy.same(before)) {
+            stage.last().put(name, transfer(stage.real(), stage.copy(), name, new int[] {ownerUid, ownerGid}));
+        } else if (conflicts.add(stage.relative().resolve(name).toString())) {
+            warnings.accept("warning: " + stage.relative().resolve(name) + " changed on the host and in the jail"
+                    + " at once; the host's stays, the jail's goes into the quarantine when the session ends");
         }
     }
 
+    /** Whether git could have written the copy's {@code name} so: HEAD and the index are never removed, HEAD is a ref. */
+    private static boolean plausible(Path copy, String name, Content content) throws IOException {
+        if (!name.equals("HEAD") && !name.equals("index")) {
+            return true;
+        }
+        if (content.absent()) {
+            return false;
+        }
+        if (name.equals("index")) {
+            return true;
+        }
+        byte[] head = ProjectFiles.of(copy).read(Path.of(name), 4096);
+        String text = new String(head, StandardCharsets.US_ASCII);
+        return HEAD_REF.matcher(text).matches();
+    }
+
     /**
-     * After the jail has exited: the last mirroring pass, the state directories copied back, and everything else the
-     * agent left in a copy moved into {@code quarantine}. Returns what was quarantined or refused, one line each, as
-     * the session-end record names findings. The copies are removed.
+     * After the jail has exited: the last mirroring pass, and everything else the agent left in a copy moved into
+     * {@code quarantine} (an operation in progress, such as an interrupted rebase, too: its state names what git runs
+     * next, so it comes back only when the user restores it). Returns what was quarantined, one line each, as the
+     * session-end record names findings. The copies are removed. Never throws: a failure is a finding.
      */
     public List<String> finish(Quarantine quarantine, String session) {
+        closed = true;
         close();
+        boolean locked;
+        try {
+            locked = lock.tryLock(3, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            locked = false;
+        }
+        if (!locked) {
+            warnings.accept("warning: the metadata mirror is stalled (the agent swapped a fifo in?); the last pass goes"
+                    + " on without it");
+        }
         List<String> findings = new ArrayList<>();
-        for (Stage stage : stages) {
-            try {
-                finish(stage, quarantine, session, findings);
-            } catch (IOException | RuntimeException e) {
-                findings.add("git-metadata " + stage.relative() + " not finished: " + e.getMessage());
-                warnings.accept("warning: cannot bring back the jail's changes to " + project.resolve(stage.relative())
-                        + ": " + e.getMessage() + "; the session's copy stays in " + stage.copy());
-                continue;
+        try {
+            for (Stage stage : stages) {
+                try {
+                    finish(stage, quarantine, session, findings);
+                } catch (IOException | RuntimeException e) {
+                    findings.add("git-metadata " + stage.relative() + " not finished: " + e.getMessage());
+                    warnings.accept("warning: cannot bring back the jail's changes to "
+                            + project.resolve(stage.relative()) + ": " + e.getMessage() + "; the session's copy stays"
+                            + " in " + stage.copy());
+                    continue;
+                }
+                removeCopy(stage);
+                for (String name : stage.made()) {
+                    try {
+                        ProjectFiles.of(stage.real()).deleteIfEmpty(Path.of(name), ProjectFiles.Type.DIRECTORY);
+                    } catch (IOException e) {
+                        warnings.accept("warning: cannot remove " + stage.real().resolve(name) + ": " + e.getMessage());
+                    }
+                }
             }
-            try {
-                ProjectFiles.of(stage.real())
-                        .deleteTree(Path.of(stage.copy().getFileName().toString()), 64, 1_000_000);
-            } catch (IOException e) {
-                warnings.accept("warning: cannot remove " + stage.copy() + ": " + e.getMessage());
+        } finally {
+            if (locked) {
+                lock.unlock();
             }
         }
         return List.copyOf(findings);
@@ -371,7 +464,6 @@ public final class GitStages implements AutoCloseable {
     private void finish(Stage stage, Quarantine quarantine, String session, List<String> findings) throws IOException {
         ProjectFiles copy = ProjectFiles.of(stage.copy());
         ProjectFiles real = ProjectFiles.of(stage.real());
-        Set<String> names = new HashSet<>(stage.last().keySet());
         List<String> left = new ArrayList<>();
         try (var list = Files.newDirectoryStream(stage.copy())) {
             for (Path entry : list) {
@@ -379,14 +471,19 @@ public final class GitStages implements AutoCloseable {
             }
         }
         left.sort(Comparator.naturalOrder());
-        for (String name : left) {
-            if (GitLayout.mirrored(name)) {
-                names.add(name);
+        Set<String> names = new HashSet<>(stage.last().keySet());
+        left.stream().filter(GitLayout::mirrored).forEach(names::add);
+        for (String name : names) {
+            syncAtEnd(stage, name);
+        }
+        // A state directory the jail's git removed (a rebase that finished): judged before anything moves out.
+        List<String> removed = new ArrayList<>();
+        for (String name : stage.stateDirs().keySet()) {
+            if (!left.contains(name)) {
+                removed.add(name);
             }
         }
-        for (String name : names) {
-            sync(stage, name);
-        }
+        List<String> quarantined = new ArrayList<>();
         for (String name : left) {
             Path path = Path.of(name);
             Optional<PosixFileAttributes> a = copy.attributes(path);
@@ -399,25 +496,14 @@ public final class GitStages implements AutoCloseable {
                 if (inCopy != null && onHost != null && inCopy.same(onHost)) {
                     continue;
                 }
-                // Not a file, too large, or a conflict: the host keeps its own, the jail's is set aside.
+                // Not a file, too large, refused (a HEAD git would not write), or a conflict: the host keeps its own.
             }
-            if (GitLayout.STATE_DIRS.contains(name) && a.get().isDirectory()) {
-                Optional<String> now = Quarantine.digest(copy, path, MAX_HASH_BYTES);
-                Optional<String> was = stage.stateDirs().getOrDefault(name, Optional.empty());
-                boolean existed = stage.stateDirs().containsKey(name);
-                if (existed && now.isPresent() && now.equals(was)) {
-                    continue;
-                }
-                Optional<PosixFileAttributes> host = real.attributes(path);
-                boolean hostUnchanged = existed
-                        ? host.isPresent()
-                                && Quarantine.digest(real, path, MAX_HASH_BYTES).equals(was)
-                        : host.isEmpty();
-                if (hostUnchanged && now.isPresent()) {
-                    real.deleteTree(path, MAX_STATE_DEPTH + 1, MAX_STATE_ENTRIES);
-                    copy.move(path, real, path, MAX_STATE_DEPTH + 1, MAX_STATE_ENTRIES);
-                    continue;
-                }
+            if (GitLayout.STATE_DIRS.contains(name)
+                    && a.get().isDirectory()
+                    && stage.stateDirs().containsKey(name)
+                    && Quarantine.digest(copy, path, MAX_HASH_BYTES)
+                            .equals(stage.stateDirs().get(name))) {
+                continue;
             }
             if (stage.copied().contains(name)
                     && a.get().isSymbolicLink()
@@ -425,6 +511,43 @@ public final class GitStages implements AutoCloseable {
                             .equals(Files.readSymbolicLink(stage.real().resolve(name)))) {
                 continue;
             }
+            quarantined.add(name);
+        }
+        // A state directory the jail's git removed (a rebase that finished) goes on the host too, unless the host's
+        // own git changed it meanwhile: removing runs nothing.
+        for (String name : removed) {
+            Path path = Path.of(name);
+            Optional<String> was = stage.stateDirs().get(name);
+            if (was.isPresent()
+                    && real.attributes(path).isPresent()
+                    && Quarantine.digest(real, path, MAX_HASH_BYTES).equals(was)) {
+                real.deleteTree(path, MAX_STATE_DEPTH + 1, MAX_STATE_ENTRIES);
+            }
+        }
+        if (quarantined.size() > MAX_ITEMS) {
+            // Thousands of names: one item, the copy as a whole, rather than a manifest (and a record) of each.
+            Path whole = Path.of(stage.copy().getFileName().toString());
+            Quarantine.Item item = quarantine.put(
+                    session,
+                    project,
+                    "project",
+                    project,
+                    stage.relative().resolve(whole),
+                    SurfaceKind.GIT_METADATA,
+                    SurfaceReview.Change.NEW,
+                    MAX_HASH_BYTES,
+                    real,
+                    whole);
+            report(
+                    quarantine,
+                    session,
+                    item,
+                    quarantined.size() + " entries the agent put in the metadata directory",
+                    findings);
+            return;
+        }
+        for (String name : quarantined) {
+            Path path = Path.of(name);
             Quarantine.Item item = quarantine.put(
                     session,
                     project,
@@ -438,29 +561,55 @@ public final class GitStages implements AutoCloseable {
                     MAX_HASH_BYTES,
                     copy,
                     path);
-            String line = item.change().name().toLowerCase(Locale.ROOT) + " "
-                    + SurfaceKind.GIT_METADATA.code() + " " + project.resolve(item.path())
-                    + " quarantined "
-                    + quarantine.directory().resolve(session).resolve(item.item());
-            findings.add(line);
-            warnings.accept(line.replace(" quarantined ", " (written in the jail, never on the host) quarantined "));
+            report(
+                    quarantine,
+                    session,
+                    item,
+                    GitLayout.STATE_DIRS.contains(name)
+                            ? "an operation in progress the agent left; restore it to continue it"
+                            : "written in the jail, never on the host",
+                    findings);
         }
-        // A state directory the jail's git removed (a rebase that finished) goes on the host too, unless the host's
-        // own git changed it meanwhile.
-        for (Map.Entry<String, Optional<String>> e : stage.stateDirs().entrySet()) {
-            Path path = Path.of(e.getKey());
-            if (copy.attributes(path).isEmpty()
-                    && e.getValue().isPresent()
-                    && real.attributes(path).isPresent()
-                    && Quarantine.digest(real, path, MAX_HASH_BYTES).equals(e.getValue())) {
-                real.deleteTree(path, MAX_STATE_DEPTH + 1, MAX_STATE_ENTRIES);
+    }
+
+    /** The end's pass over one name: a lock git left behind is waited for a little, then the host's version stays. */
+    private void syncAtEnd(Stage stage, String name) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                sync(stage, name);
+                return;
+            } catch (Busy busy) {
+                if (attempt >= 30) {
+                    warnings.accept("warning: " + busy.getMessage() + "; the jail's "
+                            + stage.relative().resolve(name) + " goes into the quarantine instead");
+                    return;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            } catch (IOException e) {
+                warnings.accept("warning: cannot mirror " + stage.relative().resolve(name) + ": " + e.getMessage());
+                return;
             }
         }
+    }
+
+    private void report(
+            Quarantine quarantine, String session, Quarantine.Item item, String what, List<String> findings) {
+        String line = item.change().name().toLowerCase(Locale.ROOT) + " " + SurfaceKind.GIT_METADATA.code() + " "
+                + project.resolve(item.path()) + " quarantined "
+                + quarantine.directory().resolve(session).resolve(item.item());
+        findings.add(line);
+        warnings.accept(line + " (" + what + ")");
     }
 
     /** Stops the mirror (idempotent); {@link #finish} calls it. */
     @Override
     public void close() {
+        closed = true;
         if (watcher != null) {
             try {
                 watcher.close();
@@ -478,21 +627,32 @@ public final class GitStages implements AutoCloseable {
         }
     }
 
-    /** Removes the copies made so far (when the session does not start). */
+    /** Removes the copies made so far, and the directories made for them (when the session does not start). */
     public void removeCopies() {
         for (Stage stage : stages) {
-            try {
-                ProjectFiles.of(stage.real())
-                        .deleteTree(Path.of(stage.copy().getFileName().toString()), 64, 1_000_000);
-            } catch (IOException ignored) {
-                // Best effort: the session did not start.
+            removeCopy(stage);
+            for (String name : stage.made()) {
+                try {
+                    ProjectFiles.of(stage.real()).deleteIfEmpty(Path.of(name), ProjectFiles.Type.DIRECTORY);
+                } catch (IOException ignored) {
+                    // Best effort: an empty directory git tolerates.
+                }
             }
         }
     }
 
+    private void removeCopy(Stage stage) {
+        try {
+            ProjectFiles.of(stage.real())
+                    .deleteTree(Path.of(stage.copy().getFileName().toString()), 64, 10_000_000);
+        } catch (IOException e) {
+            warnings.accept("warning: cannot remove " + stage.copy() + ": " + e.getMessage());
+        }
+    }
+
     /**
-     * A mirrored file's content, never following a link; null when it is something else than a file (a directory or a
-     * link the agent put there), which is never mirrored.
+     * A mirrored file's content, by digest, never following a link; null when it is something else than a file (a
+     * directory or a link the agent put there) or larger than {@link #MAX_FILE_BYTES}: never mirrored.
      */
     private static Content read(Path dir, String name) throws IOException {
         ProjectFiles files = ProjectFiles.of(dir);
@@ -503,41 +663,78 @@ public final class GitStages implements AutoCloseable {
         if (!a.get().isRegularFile() || a.get().size() > MAX_FILE_BYTES) {
             return null;
         }
-        return new Content(Optional.of(files.read(Path.of(name), MAX_FILE_BYTES)));
-    }
-
-    /** Replaces (or removes) {@code name} in {@code dir} by a rename, so a reader never sees half of it. */
-    private static void put(Path dir, String name, Content content, int[] owner) throws IOException {
-        if (content.bytes().isEmpty()) {
-            Optional<PosixFileAttributes> a = ProjectFiles.of(dir).attributes(Path.of(name));
-            if (a.isPresent() && a.get().isRegularFile()) {
-                Files.deleteIfExists(dir.resolve(name));
+        MessageDigest sha = Quarantine.sha256();
+        ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+        long total = 0;
+        try (SeekableByteChannel in = files.openFile(Path.of(name))) {
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                total += n;
+                if (total > MAX_FILE_BYTES) {
+                    return null;
+                }
+                buffer.flip();
+                sha.update(buffer);
+                buffer.clear();
             }
-            return;
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return Content.ABSENT;
         }
-        write(dir, name, content.bytes().get(), owner[0], owner[1]);
+        return new Content(Optional.of(HexFormat.of().formatHex(sha.digest())));
     }
 
-    private static void write(Path dir, String name, byte[] bytes, int uid, int gid) throws IOException {
-        Path temp = dir.resolve(".agentjail-" + HexFormat.of().formatHex(randomBytes(8)) + ".tmp");
-        try (OutputStream out = Files.newOutputStream(
-                temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-            out.write(bytes);
+    /**
+     * Copies {@code name} from {@code from} to {@code to} as git replaces a file: into {@code name.lock} (created
+     * exclusively, with its mode, never through a link), then renamed over the name; removes it when {@code from} has
+     * none. A lock that exists is the other side's git at work: {@link Busy}. Returns the digest of what was copied,
+     * which is what the other side holds now.
+     */
+    private static Content transfer(Path from, Path to, String name, int[] owner) throws IOException {
+        ProjectFiles source = ProjectFiles.of(from);
+        Optional<PosixFileAttributes> a = source.attributes(Path.of(name));
+        if (a.isEmpty()) {
+            Optional<PosixFileAttributes> target = ProjectFiles.of(to).attributes(Path.of(name));
+            if (target.isPresent() && target.get().isRegularFile()) {
+                Files.deleteIfExists(to.resolve(name));
+            }
+            return Content.ABSENT;
         }
-        try {
-            Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-r--r--"));
-            own(temp, uid, gid);
-            Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Path lockFile = to.resolve(name + ".lock");
+        MessageDigest sha = Quarantine.sha256();
+        try (SeekableByteChannel in = source.openFile(Path.of(name));
+                SeekableByteChannel out = Files.newByteChannel(
+                        lockFile,
+                        Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")))) {
+            ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+            long total = 0;
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                total += n;
+                if (total > MAX_FILE_BYTES) {
+                    throw new IOException(from.resolve(name) + " grew past " + MAX_FILE_BYTES + " bytes");
+                }
+                buffer.flip();
+                sha.update(buffer.duplicate());
+                while (buffer.hasRemaining()) {
+                    out.write(buffer);
+                }
+                buffer.clear();
+            }
+        } catch (java.nio.file.FileAlreadyExistsException locked) {
+            throw new Busy(lockFile);
         } catch (IOException e) {
-            Files.deleteIfExists(temp);
+            Files.deleteIfExists(lockFile);
             throw e;
         }
-    }
-
-    private static byte[] randomBytes(int n) {
-        byte[] bytes = new byte[n];
-        RANDOM.nextBytes(bytes);
-        return bytes;
+        try {
+            own(lockFile, owner[0], owner[1]);
+            Files.move(lockFile, to.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            Files.deleteIfExists(lockFile);
+            throw e;
+        }
+        return new Content(Optional.of(HexFormat.of().formatHex(sha.digest())));
     }
 
     private static int[] realOwner(Stage stage) throws IOException {
@@ -547,7 +744,10 @@ public final class GitStages implements AutoCloseable {
         };
     }
 
-    /** Hands an entry to {@code uid}/{@code gid} (only root can, and only root needs to: others own what they make). */
+    /**
+     * Hands an entry to {@code uid}/{@code gid}, never following a link (only root can, and only root needs to:
+     * others own what they make).
+     */
     private static void own(Path path, int uid, int gid) throws IOException {
         if ((Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS) != uid
                 || (Integer) Files.getAttribute(path, "unix:gid", LinkOption.NOFOLLOW_LINKS) != gid) {

@@ -181,7 +181,7 @@ class GitStagesTest {
     }
 
     @Test
-    void theSessionsEndCarriesBackGitsStateQuarantinesTheRestAndRemovesTheCopy() throws IOException {
+    void theSessionsEndCarriesBackWhatGitReplacesQuarantinesTheRestAndRemovesTheCopy() throws IOException {
         GitStages stages = prepare().stages();
         Files.writeString(copy().resolve("commondir"), "/elsewhere\n");
         Files.writeString(copy().resolve("index.lock"), "stale");
@@ -201,14 +201,17 @@ class GitStagesTest {
                 () -> assertFalse(Files.exists(git.resolve("index.lock"), LinkOption.NOFOLLOW_LINKS)),
                 () -> assertFalse(Files.exists(git.resolve("new-dir"), LinkOption.NOFOLLOW_LINKS)),
                 () -> assertEquals(Path.of("/etc"), Files.readSymbolicLink(git.resolve("weird"))),
-                () -> assertEquals("pick 5678 two\n", Files.readString(git.resolve("rebase-merge/git-rebase-todo"))),
-                () -> assertEquals("pick 9 x\n", Files.readString(git.resolve("sequencer/todo"))),
+                () -> assertEquals(
+                        "pick 1234 one\n",
+                        Files.readString(git.resolve("rebase-merge/git-rebase-todo")),
+                        "an operation's state the agent changed never reaches the host"),
+                () -> assertFalse(Files.exists(git.resolve("sequencer"), LinkOption.NOFOLLOW_LINKS)),
                 () -> assertEquals("two\n", Files.readString(git.resolve("COMMIT_EDITMSG"))),
                 () -> assertFalse(Files.exists(copy(), LinkOption.NOFOLLOW_LINKS), "the copy is removed"));
         List<String> quarantined =
                 quarantine.items(SESSION).stream().map(i -> i.path().toString()).toList();
         assertEquals(
-                List.of(".git/commondir", ".git/new-dir", ".git/weird"),
+                List.of(".git/commondir", ".git/new-dir", ".git/rebase-merge", ".git/sequencer", ".git/weird"),
                 quarantined.stream().sorted().toList());
         assertTrue(
                 findings.stream().anyMatch(f -> f.startsWith("new git-metadata " + git.resolve("commondir"))),
@@ -253,6 +256,49 @@ class GitStagesTest {
         assertEquals(
                 List.of(".git/FETCH_HEAD"),
                 quarantine.items(SESSION).stream().map(i -> i.path().toString()).toList());
+    }
+
+    @Test
+    void whatGitNeverDoesIsNotMirroredAndStaysInTheQuarantine() throws Exception {
+        GitStages stages = prepare().stages();
+        stages.startMirror();
+        try {
+            Files.delete(copy().resolve("index"));
+            gitWrites(copy(), "HEAD", "[core]\n\tfsmonitor = x\n");
+            gitWrites(copy(), "FETCH_HEAD", "last\n");
+            awaitTrue(() -> content(git.resolve("FETCH_HEAD")).equals("last\n"));
+        } finally {
+            stages.close();
+        }
+        Quarantine quarantine = new Quarantine(dir.resolve("quarantine"), Clock.systemUTC());
+        stages.finish(quarantine, SESSION);
+        assertAll(
+                () -> assertEquals("ref: refs/heads/main\n", Files.readString(git.resolve("HEAD"))),
+                () -> assertTrue(Files.exists(git.resolve("index")), "a removed index is not mirrored"),
+                () -> assertEquals(
+                        List.of(".git/HEAD"),
+                        quarantine.items(SESSION).stream()
+                                .map(i -> i.path().toString())
+                                .toList()));
+    }
+
+    @Test
+    void thousandsOfNamesAreOneQuarantinedItemAndAMissingWorktreesDirectoryIsTheHosts() throws IOException {
+        GitStages.Plan plan = prepare();
+        assertTrue(
+                plan.protectedPaths().contains(new ProtectedPath(Path.of(".git/worktrees"), ProtectedPath.State.PIN)),
+                plan.protectedPaths()::toString);
+        assertTrue(Files.isDirectory(git.resolve("worktrees")), "made on the host, bound writable");
+        for (int i = 0; i < GitStages.MAX_ITEMS + 10; i++) {
+            Files.writeString(copy().resolve("junk" + i), "x");
+        }
+        Quarantine quarantine = new Quarantine(dir.resolve("quarantine"), Clock.systemUTC());
+        List<String> findings = plan.stages().finish(quarantine, SESSION);
+        assertEquals(1, findings.size(), findings::toString);
+        assertEquals(1, quarantine.items(SESSION).size());
+        assertFalse(Files.exists(copy(), LinkOption.NOFOLLOW_LINKS));
+        assertFalse(Files.exists(git.resolve("junk0")));
+        assertFalse(Files.exists(git.resolve("worktrees")), "removed again: nothing was written there");
     }
 
     /** As git replaces a file: a lock file renamed over it. */

@@ -3,7 +3,6 @@ package dev.agentjail.it.jail;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.it.support.Command;
@@ -138,43 +137,51 @@ class StagedGitMetadataTest {
     }
 
     @Test
-    void anInterruptedRebaseIsCarriedBackAndOneWithExecLinesIsQuarantined() throws IOException {
+    void anOperationTheAgentLeftInProgressWaitsInTheQuarantineWhateverItWouldRun() throws IOException {
         AgentjailRun.requireBwrap();
         AgentjailRun run = AgentjailRun.in(dir);
         Path p = run.project();
         Path planted = dir.resolve("planted");
         commitOne(p);
 
+        // A merge strategy with a slash is run as a path: git rebase --continue on the host would run ./evil.
         AgentjailRun.Outcome o = run.bash("""
                 export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
                 git checkout -q -b side && echo side > a.txt && git commit -qam side
                 git checkout -q main && echo main > a.txt && git commit -qam main
-                git rebase -q side >/dev/null 2>&1; echo "rebase=$?"
+                printf '#!/bin/sh\\ntouch %1$s-strategy\\nexit 1\\n' > evil && chmod +x evil && mkdir git-merge-x
+                git rebase -q -s x/../evil side >/dev/null 2>&1; echo "rebase=$?"
                 [ -d .git/rebase-merge ] || [ -d .git/rebase-apply ]; echo "in_progress=$?"
-                """);
+                """.formatted(planted));
 
         assertEquals(0, o.exitCode(), o::describe);
-        assertNotEquals("0", o.probe("rebase"), "the rebase stops at the conflict");
-        assertTrue(
-                Files.isDirectory(p.resolve(".git/rebase-merge")) || Files.isDirectory(p.resolve(".git/rebase-apply")),
-                "the rebase in progress is the host's after the session: " + o.describe());
-        hostGit(p, "rebase", "--abort");
-        assertEquals("main", hostGit(p, "rev-parse", "--abbrev-ref", "HEAD"));
-
-        AgentjailRun.Outcome exec = run.bash("""
-                export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a
-                GIT_SEQUENCE_EDITOR="sed -i '1i break' " git rebase -q -i --exec 'touch %s' HEAD~1 >/dev/null 2>&1
-                echo "stopped=$?"
-                """.formatted(planted));
-        assertEquals(0, exec.exitCode(), exec::describe);
-        assertTrue(exec.err().contains("rebase-exec"), exec::describe);
-        assertFalse(Files.exists(p.resolve(".git/rebase-merge/git-rebase-todo")), "the exec todo is quarantined");
+        assertEquals("0", o.probe("in_progress"), "the rebase stopped in the jail: " + o.describe());
+        assertAll(
+                () -> assertFalse(Files.exists(p.resolve(".git/rebase-merge"), LinkOption.NOFOLLOW_LINKS)),
+                () -> assertFalse(Files.exists(p.resolve(".git/rebase-apply"), LinkOption.NOFOLLOW_LINKS)),
+                () -> assertTrue(o.err().contains("an operation in progress the agent left"), o::describe));
         Command.run(
                 Duration.ofSeconds(30),
                 List.of("git", "-C", p.toString(), "rebase", "--continue"),
                 Map.of("PATH", AgentjailRun.STANDARD_PATH, "HOME", p.toString()),
                 p);
-        assertFalse(Files.exists(planted), "the planted exec line ran on the host");
+        assertFalse(Files.exists(Path.of(planted + "-strategy")), "the agent's merge strategy ran on the host");
+
+        // Restored on purpose, it is the user's: the rebase can be aborted (or continued) from the host.
+        String id = o.only(AuditRecord.KIND_SESSION_END).path("session").asText();
+        String state = Files.exists(p.resolve(".git/rebase-apply")) ? "rebase-apply" : "rebase-merge";
+        Command.Result restore = run.cli("review", "--restore", id + "/project/.git/" + state);
+        assertEquals(0, restore.exitCode(), restore::describe);
+        hostGit(p, "rebase", "--abort");
+        assertEquals("main", hostGit(p, "rev-parse", "--abbrev-ref", "HEAD"), "the rebase was the host's to abort");
+    }
+
+    @Test
+    void aBareRepositoryAsTheProjectIsRefused() throws IOException {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        HostExecutedSurfacesTest.git(run.project(), "init", "-q", "--bare");
+        run.bash("echo ran=1").assertRefused("is a bare git repository");
     }
 
     private static void commitOne(Path p) throws IOException {
