@@ -39,8 +39,6 @@ public final class BodyRedactor {
 
     /** 1: a base64 character (either alphabet), 2: a line break, 0: anything else. */
     private static final byte[] REGION = new byte[256];
-    /** 1 for a byte outside {@link #REGION}, as a long for the bitmap of {@link #skipBlocks}. */
-    private static final long[] OUTSIDE = new long[256];
 
     private static final byte[] BASE64_VALUE = new byte[256];
     private static final byte[] HEX_VALUE = new byte[256];
@@ -67,9 +65,6 @@ public final class BodyRedactor {
         }
         REGION['\n'] = 2;
         REGION['\r'] = 2;
-        for (int b = 0; b < 256; b++) {
-            OUTSIDE[b] = REGION[b] == 0 ? 1 : 0;
-        }
         for (int k = 0; k < 16; k++) {
             HEX_VALUE[HEX_LOWER[k]] = (byte) k;
             HEX_VALUE[HEX_UPPER[k]] = (byte) k;
@@ -572,25 +567,16 @@ public final class BodyRedactor {
     }
 
     /**
-     * Skips 64 bytes at a time while no run of {@link #MIN_BASE64} region bytes can lie in them: a branch-free bitmap
-     * of the bytes outside the alphabet, then runs of set bits found by shifts. Returns where the byte-wise reading
-     * resumes, at the start of any run that reaches into the block where it stopped.
+     * Skips 64 bytes at a time while no run of {@link #MIN_BASE64} region bytes can lie in them: a bitmap of the bytes
+     * outside the alphabet ({@link #outside}), then runs of clear bits found by shifts. Returns where the byte-wise
+     * reading resumes, at the start of any run that reaches into the block where it stopped.
      */
     private static int skipBlocks(byte[] d, int i, int n) {
         int carry = 0;
         while (i + 64 <= n) {
             long outside = 0;
             for (int k = 0; k < 64; k += 8) {
-                long w = (long) LONGS.get(d, i + k);
-                long m = OUTSIDE[(int) w & 0xff]
-                        | OUTSIDE[(int) (w >>> 8) & 0xff] << 1
-                        | OUTSIDE[(int) (w >>> 16) & 0xff] << 2
-                        | OUTSIDE[(int) (w >>> 24) & 0xff] << 3
-                        | OUTSIDE[(int) (w >>> 32) & 0xff] << 4
-                        | OUTSIDE[(int) (w >>> 40) & 0xff] << 5
-                        | OUTSIDE[(int) (w >>> 48) & 0xff] << 6
-                        | OUTSIDE[(int) (w >>> 56) & 0xff] << 7;
-                outside |= m << k;
+                outside |= outside((long) LONGS.get(d, i + k)) << k;
             }
             long in = ~outside;
             long two = in & (in >>> 1);
@@ -607,6 +593,29 @@ public final class BodyRedactor {
             i += 64;
         }
         return i - carry;
+    }
+
+    private static final long LOW7 = 0x7f7f7f7f7f7f7f7fL;
+    /** Multiplies the low bits of eight bytes into the top byte, byte k to bit 56 + k. */
+    private static final long GATHER = 0x0102040810204080L;
+
+    /**
+     * Eight bits, bit k for byte k of the little-endian word {@code w}: set where the byte is certainly outside the
+     * region's alphabet. Branch-free, with no table: with bit 5 cleared (so both letter cases coincide, and digits and
+     * {@code +-/} fall below {@code 0x20}), a region byte lies in {@code 0x0A-0x19} or {@code 0x41-0x5F}. Those ranges
+     * also hold a few bytes that are not (control characters, {@code *[\]^{|}~}): a byte counted in by mistake only
+     * sends the caller to its exact byte-wise reading, never skips a run. {@code ,} and {@code .} (folded {@code 0x0C},
+     * {@code 0x0E}) are taken out, being common between words.
+     */
+    static long outside(long w) {
+        long high = w & HIGHS;
+        long f = w & 0x5f5f5f5f5f5f5f5fL | HIGHS; // bit 5 cleared, bit 7 set: the subtractions below never borrow
+        long low = (f - 0x0a0a0a0a0a0a0a0aL) & ~(f - 0x1a1a1a1a1a1a1a1aL);
+        long letters = f - 0x4141414141414141L; // a folded byte is at most 0x5F
+        long e = (f & 0x7d7d7d7d7d7d7d7dL) ^ 0x0c0c0c0c0c0c0c0cL; // zero for a folded 0x0C or 0x0E
+        long punct = ~(e + LOW7); // high bit set where e is zero (e < 0x80, so no carry between bytes)
+        long in = (low | letters) & ~punct & ~high & HIGHS;
+        return ((~in & HIGHS) >>> 7) * GATHER >>> 56;
     }
 
     private void readRegion(int from, int to) {
@@ -700,8 +709,6 @@ public final class BodyRedactor {
      * short runs (identifiers, words of code) decode to noise and stop here.
      */
     private boolean needsScan(byte[] bytes, int length) {
-        TriggerAutomaton ac = engine.automaton;
-        int st = ac.start;
         int run = 0;
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;
@@ -714,7 +721,29 @@ public final class BodyRedactor {
             if (run >= MIN_BASE64) {
                 return true;
             }
-            st = ac.delta[st + ac.classOf[b]];
+        }
+        return holdsTrigger(bytes, length);
+    }
+
+    /**
+     * Whether a trigger lies in the bytes. The automaton is walked only from the first position that the start filter
+     * lets through ({@link TriggerAutomaton#starts}, as in {@link #scan}): no trigger begins before it, and the filter
+     * reads three bytes, so without a hit the walk covers the last two positions only.
+     */
+    private boolean holdsTrigger(byte[] bytes, int length) {
+        TriggerAutomaton ac = engine.automaton;
+        long[] starts = ac.starts;
+        int from = Math.max(0, length - 2);
+        for (int k = 0; k < length - 2; k++) {
+            int h = TriggerAutomaton.hash3((bytes[k] & 0xff) << 16 | (bytes[k + 1] & 0xff) << 8 | bytes[k + 2] & 0xff);
+            if (((starts[h >>> 6] >>> h) & 1L) != 0) {
+                from = k;
+                break;
+            }
+        }
+        int st = ac.start;
+        for (int k = from; k < length; k++) {
+            st = ac.delta[st + ac.classOf[bytes[k] & 0xff]];
             if (st >= ac.acceptBase) {
                 return true;
             }

@@ -158,6 +158,16 @@ enum Mode {
      * the input ({@code last}) a cut-off outer escape falls back to the inner reading.
      */
     int nested(byte[] r, int i, int end, byte[] out, boolean last) {
+        // The common case without the rounds: a single escape (or none) that yields no '%' or backslash. Each round
+        // returns the round below's reading unchanged then, so all of them would return this same result.
+        int first = escape(r, i, end, out);
+        if (first == INCOMPLETE || first > 0 && (first & 3) != 1) {
+            return first;
+        }
+        byte c = first < 0 ? r[i] : out[0];
+        if (!(c == '%' && percent) && !(c == '\\' && backslash)) {
+            return first;
+        }
         return level(r, i, end, out, LEVELS, last);
     }
 
