@@ -59,8 +59,16 @@ public final class GitStages implements AutoCloseable {
     /** More entries than this left in one copy are quarantined as one item, the copy itself. */
     static final int MAX_ITEMS = 64;
 
+    /** How many entries of git's data directories (loose objects not counted) are checked after a session. */
+    static final int MAX_DATA_ENTRIES = 2_000_000;
+
+    private static final java.util.regex.Pattern OBJECT_FANOUT = java.util.regex.Pattern.compile("[0-9a-f]{2}");
+
     /** Data directories made on the host when missing, so that what git writes there is the host's. */
     private static final List<String> PRE_MADE = List.of("worktrees");
+
+    private static final java.util.regex.Pattern SHA256_FORMAT =
+            java.util.regex.Pattern.compile("(?im)^\\s*objectformat\\s*=\\s*sha256\\s*$");
 
     /** A HEAD git reads (setup.c, validate_headref): a symbolic ref into refs/, or an object id. */
     private static final java.util.regex.Pattern HEAD_REF =
@@ -119,6 +127,10 @@ public final class GitStages implements AutoCloseable {
     private final Set<String> conflicts = new HashSet<>();
     /** Held while a name is synced; the end's pass does not wait for a mirror stalled in an open (a fifo). */
     private final ReentrantLock lock = new ReentrantLock();
+
+    /** When the copies were made, by the kernel's clock: an entry changed after it is the session's. */
+    private final java.nio.file.attribute.FileTime started =
+            java.nio.file.attribute.FileTime.from(SurfaceReview.kernelNow());
 
     private volatile boolean closed;
     private WatchService watcher;
@@ -384,7 +396,7 @@ public final class GitStages implements AutoCloseable {
             return;
         }
         if (onHost.same(before)) {
-            if (!plausible(stage.copy(), name, inCopy)) {
+            if (!plausible(stage, name, inCopy)) {
                 return;
             }
             stage.last().put(name, transfer(stage.copy(), stage.real(), name, realOwner(stage)));
@@ -396,20 +408,44 @@ public final class GitStages implements AutoCloseable {
         }
     }
 
-    /** Whether git could have written the copy's {@code name} so: HEAD and the index are never removed, HEAD is a ref. */
-    private static boolean plausible(Path copy, String name, Content content) throws IOException {
-        if (!name.equals("HEAD") && !name.equals("index")) {
+    /**
+     * Whether git could have written the copy's {@code name} so: HEAD and the index are never removed, HEAD is a ref or
+     * an object id, and an index (or a split index's shared part) holds only paths git would write into the working
+     * tree ({@link IndexPaths}: an entry {@code .git/config} would be the user's next {@code git restore .}'s to write).
+     */
+    private boolean plausible(Stage stage, String name, Content content) throws IOException {
+        boolean index = name.equals("index") || name.startsWith("sharedindex.");
+        if (!name.equals("HEAD") && !index) {
             return true;
         }
         if (content.absent()) {
-            return false;
+            return !name.equals("HEAD") && !name.equals("index");
         }
-        if (name.equals("index")) {
-            return true;
+        ProjectFiles copy = ProjectFiles.of(stage.copy());
+        if (name.equals("HEAD")) {
+            String text = new String(copy.read(Path.of(name), 4096), StandardCharsets.US_ASCII);
+            return HEAD_REF.matcher(text).matches();
         }
-        byte[] head = ProjectFiles.of(copy).read(Path.of(name), 4096);
-        String text = new String(head, StandardCharsets.US_ASCII);
-        return HEAD_REF.matcher(text).matches();
+        Optional<String> problem;
+        try (SeekableByteChannel in = copy.openFile(Path.of(name))) {
+            problem = IndexPaths.check(java.nio.channels.Channels.newInputStream(in), in.size(), hashSize(stage));
+        }
+        if (problem.isPresent() && conflicts.add(stage.relative().resolve(name) + " refused")) {
+            warnings.accept("warning: the jail's " + stage.relative().resolve(name) + " is not mirrored: "
+                    + problem.get() + "; it goes into the quarantine when the session ends");
+        }
+        return problem.isEmpty();
+    }
+
+    /** The repository's object id size: 32 bytes where its config says extensions.objectFormat = sha256. */
+    private static int hashSize(Stage stage) {
+        try {
+            String config =
+                    new String(ProjectFiles.of(stage.real()).read(Path.of("config"), 1 << 20), StandardCharsets.UTF_8);
+            return SHA256_FORMAT.matcher(config).find() ? 32 : 20;
+        } catch (IOException unreadable) {
+            return 20;
+        }
     }
 
     /**
@@ -475,6 +511,12 @@ public final class GitStages implements AutoCloseable {
         left.stream().filter(GitLayout::mirrored).forEach(names::add);
         for (String name : names) {
             syncAtEnd(stage, name);
+        }
+        for (String name : stage.mounts()) {
+            if (GitLayout.WRITABLE_DIRS.contains(name)
+                    && real.attributes(Path.of(name)).isPresent()) {
+                checkDataDir(stage, name, quarantine, session, findings);
+            }
         }
         // A state directory the jail's git removed (a rebase that finished): judged before anything moves out.
         List<String> removed = new ArrayList<>();
@@ -568,6 +610,83 @@ public final class GitStages implements AutoCloseable {
                     GitLayout.STATE_DIRS.contains(name)
                             ? "an operation in progress the agent left; restore it to continue it"
                             : "written in the jail, never on the host",
+                    findings);
+        }
+    }
+
+    /**
+     * Quarantines what the agent left in one of git's data directories (bound writable from the host) that host git
+     * would follow: a symbolic link (a reflog append follows one, a ref update writes its lock file into a linked
+     * directory), a fifo, a socket or a device, made or changed during the session (by change time; the user's own
+     * stay). Loose objects' fan-out directories are not entered: git only reads and renames there. A directory with
+     * more entries than the bound is quarantined whole and left empty, restorable: it was not checked.
+     */
+    private void checkDataDir(Stage stage, String name, Quarantine quarantine, String session, List<String> findings)
+            throws IOException {
+        ProjectFiles real = ProjectFiles.of(stage.real());
+        List<Path> found = new ArrayList<>();
+        try {
+            real.walk(Path.of(name), 64, MAX_DATA_ENTRIES, (relative, attributes) -> {
+                String last = relative.getFileName().toString();
+                if (last.startsWith(STAGE_PREFIX)) {
+                    return ProjectFiles.Visit.SKIP_SUBTREE;
+                }
+                if (attributes.isDirectory()) {
+                    Path parent = relative.getParent();
+                    boolean objectsDir =
+                            parent != null && parent.getFileName().toString().equals("objects");
+                    return objectsDir && (OBJECT_FANOUT.matcher(last).matches() || last.equals("pack"))
+                            ? ProjectFiles.Visit.SKIP_SUBTREE
+                            : ProjectFiles.Visit.CONTINUE;
+                }
+                if (!attributes.isRegularFile()
+                        && SurfaceReview.ctime(stage.real().resolve(relative)).compareTo(started) > 0) {
+                    found.add(relative);
+                }
+                return ProjectFiles.Visit.CONTINUE;
+            });
+        } catch (WalkLimitException flooded) {
+            Path dir = Path.of(name);
+            Quarantine.Item item = quarantine.put(
+                    session,
+                    project,
+                    "project",
+                    project,
+                    stage.relative().resolve(dir),
+                    SurfaceKind.GIT_METADATA,
+                    SurfaceReview.Change.CHANGED,
+                    MAX_HASH_BYTES,
+                    real,
+                    dir);
+            Files.createDirectory(stage.real().resolve(name));
+            report(
+                    quarantine,
+                    session,
+                    item,
+                    "more entries than could be checked (" + flooded.getMessage() + ")",
+                    findings);
+            return;
+        }
+        for (Path relative : found) {
+            if (findings.size() > MAX_ITEMS * 4) {
+                break;
+            }
+            Quarantine.Item item = quarantine.put(
+                    session,
+                    project,
+                    "project",
+                    project,
+                    stage.relative().resolve(relative),
+                    SurfaceKind.GIT_METADATA,
+                    SurfaceReview.Change.NEW,
+                    MAX_HASH_BYTES,
+                    real,
+                    relative);
+            report(
+                    quarantine,
+                    session,
+                    item,
+                    "a link or special file in git's data, which host git would follow",
                     findings);
         }
     }

@@ -485,7 +485,7 @@ public final class SurfaceReview {
      * The kernel's idea of now, as it stamps files: the change time of a file made for the purpose. The injected
      * clock is not it (ctime comes from the kernel's coarse clock), and a sweep compares change times with it.
      */
-    private static Instant kernelNow() {
+    static Instant kernelNow() {
         try {
             Path probe = Files.createTempFile("agentjail-review-", ".time");
             try {
@@ -522,7 +522,7 @@ public final class SurfaceReview {
         }
     }
 
-    private static FileTime ctime(Path path) throws IOException {
+    static FileTime ctime(Path path) throws IOException {
         return (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
     }
 

@@ -301,6 +301,36 @@ class GitStagesTest {
         assertFalse(Files.exists(git.resolve("worktrees")), "removed again: nothing was written there");
     }
 
+    @Test
+    void linksTheAgentLeftInGitsDataAreQuarantinedAndTheUsersStay() throws Exception {
+        Files.createDirectories(git.resolve("refs/tags"));
+        Files.createSymbolicLink(git.resolve("refs/users-link"), Path.of("heads"));
+        Path victim = dir.resolve("victim");
+        GitStages stages = prepare().stages();
+        Thread.sleep(20);
+        Files.createSymbolicLink(git.resolve("logs/HEAD"), victim);
+        Files.delete(git.resolve("refs/tags"));
+        Files.createSymbolicLink(git.resolve("refs/tags"), dir);
+        Files.createDirectories(git.resolve("objects/ab"));
+        Files.writeString(git.resolve("objects/ab/cdef"), "an object");
+        Quarantine quarantine = new Quarantine(dir.resolve("quarantine"), Clock.systemUTC());
+
+        List<String> findings = stages.finish(quarantine, SESSION);
+
+        assertAll(
+                () -> assertFalse(Files.exists(git.resolve("logs/HEAD"), LinkOption.NOFOLLOW_LINKS)),
+                () -> assertFalse(Files.exists(git.resolve("refs/tags"), LinkOption.NOFOLLOW_LINKS)),
+                () -> assertTrue(Files.isSymbolicLink(git.resolve("refs/users-link")), "there before: the user's"),
+                () -> assertTrue(Files.exists(git.resolve("objects/ab/cdef"))),
+                () -> assertEquals(
+                        List.of(".git/logs/HEAD", ".git/refs/tags"),
+                        quarantine.items(SESSION).stream()
+                                .map(i -> i.path().toString())
+                                .sorted()
+                                .toList()),
+                () -> assertEquals(2, findings.size(), findings::toString));
+    }
+
     /** As git replaces a file: a lock file renamed over it. */
     private static void gitWrites(Path dir, String name, String content) throws IOException {
         Path lock = dir.resolve(name + ".lock");
