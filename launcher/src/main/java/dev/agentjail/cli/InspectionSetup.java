@@ -242,6 +242,13 @@ final class InspectionSetup implements AutoCloseable {
     @Override
     public void close() {
         executor.shutdownNow();
+        try {
+            // A certificate being minted (the warm-up) finishes first: the JVM's exit, which may write its class-data
+            // archive, must not race a thread still linking classes (HotSpot crashed so, in LambdaProxyClassDictionary).
+            executor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static CertificateAuthority authority(Path caDir, Clock clock) {

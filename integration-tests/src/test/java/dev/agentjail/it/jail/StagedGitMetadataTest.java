@@ -115,6 +115,13 @@ class StagedGitMetadataTest {
                 echo "status=$(git status --porcelain | grep -v -e ready -e checked | wc -l)"
                 """));
         awaitFile(p.resolve("ready"), session);
+        // The mirror follows within milliseconds (more on a loaded machine): wait until packed-refs has arrived.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!(Files.exists(p.resolve(".git/packed-refs"))
+                        && Files.readString(p.resolve(".git/packed-refs")).contains("refs/tags/v1"))
+                && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
         assertAll(
                 () -> assertEquals("feature", hostGit(p, "rev-parse", "--abbrev-ref", "HEAD")),
                 () -> assertEquals("two", hostGit(p, "log", "-1", "--format=%s")),
