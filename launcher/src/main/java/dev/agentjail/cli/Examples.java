@@ -8,7 +8,8 @@ import java.util.Map;
  * its own footer (such as {@code review}) keeps it. HelpLayoutTest checks that every command has one.
  */
 final class Examples {
-    private static final String LOG = "~/.local/state/agentjail/audit.jsonl";
+    /** An audit log, shorter than the default place ~/.local/state/agentjail/audit.jsonl. */
+    private static final String LOG = "audit.jsonl";
 
     private static final Map<String, List<String>> BY_COMMAND = Map.ofEntries(
             Map.entry(

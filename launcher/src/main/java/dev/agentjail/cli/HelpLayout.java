@@ -51,6 +51,7 @@ final class HelpLayout {
         sections.put(
                 UsageMessageSpec.SECTION_KEY_FOOTER,
                 help -> text(help, help.commandSpec().usageMessage().footer()));
+        sections.put(UsageMessageSpec.SECTION_KEY_SYNOPSIS, HelpLayout::synopsis);
         sections.put(UsageMessageSpec.SECTION_KEY_PARAMETER_LIST, HelpLayout::parameters);
         sections.put(UsageMessageSpec.SECTION_KEY_OPTION_LIST, HelpLayout::options);
         sections.put(UsageMessageSpec.SECTION_KEY_COMMAND_LIST, HelpLayout::commands);
@@ -146,6 +147,30 @@ final class HelpLayout {
             }
         }
         return out.toString();
+    }
+
+    /** Picocli's synopsis on one line, then wrapped at spaces, continued under the first option. */
+    private static String synopsis(CommandLine.Help help) {
+        UsageMessageSpec usage = help.commandSpec().usageMessage();
+        int width = usage.width();
+        String line;
+        // Wide enough for any synopsis on one line; picocli allocates a row of this many columns.
+        usage.width(4096);
+        try {
+            line = help.detailedSynopsis(0, null, true).strip();
+        } finally {
+            usage.width(width);
+        }
+        // The heading ("Usage: ") is a section of its own, printed just before.
+        String name = help.commandSpec().qualifiedName();
+        String rest = line.startsWith(name) ? line.substring(name.length()).strip() : line;
+        int hang = Math.min(help.synopsisHeading().length() + name.length() + 1, width / 2);
+        StringBuilder out = new StringBuilder(name);
+        List<String> lines = wrap(rest, width - hang);
+        for (int i = 0; i < lines.size(); i++) {
+            out.append(i == 0 ? " " : " ".repeat(hang)).append(lines.get(i)).append(System.lineSeparator());
+        }
+        return lines.isEmpty() ? name + System.lineSeparator() : out.toString();
     }
 
     private static String parameters(CommandLine.Help help) {
