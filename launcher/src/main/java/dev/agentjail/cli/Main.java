@@ -117,6 +117,7 @@ public final class Main implements Runnable {
             }
             cli.addSubcommand("help", new CommandLine.HelpCommand());
         }
+        HelpLayout.install(cli, System.getenv());
         return cli;
     }
 
@@ -135,12 +136,27 @@ public final class Main implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** Reads the version from the jar manifest. */
+    /**
+     * The version and git commit the build embedded (version.properties): {@code agentjail 0.1.0 (commit 1a2b3c4d5e6f)};
+     * a jar built from a source checkout by bin/agentjail or Maven says {@code dev} for the version.
+     */
     static final class Version implements CommandLine.IVersionProvider {
+        static final String RESOURCE = "version.properties";
+
         @Override
-        public String[] getVersion() {
-            String v = Main.class.getPackage().getImplementationVersion();
-            return new String[] {"agentjail " + (v == null ? "dev" : v)};
+        public String[] getVersion() throws java.io.IOException {
+            java.util.Properties p = new java.util.Properties();
+            try (java.io.InputStream in = Main.class.getResourceAsStream(RESOURCE)) {
+                if (in == null) {
+                    throw new java.io.IOException(RESOURCE + " is missing from the agentjail jar");
+                }
+                p.load(in);
+            }
+            return new String[] {line(p.getProperty("version", "dev"), p.getProperty("commit", "unknown"))};
+        }
+
+        static String line(String version, String commit) {
+            return "agentjail " + version + " (commit " + commit + ")";
         }
     }
 }

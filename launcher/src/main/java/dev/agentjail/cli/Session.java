@@ -626,7 +626,7 @@ final class Session {
         try {
             boolean finished = bwrap.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (!finished) {
-                err.println("agentjail: session timed out after " + timeout + "; stopping the jail");
+                err.println("agentjail: session timed out after " + Durations.format(timeout) + "; stopping the jail");
                 err.flush();
                 bwrap.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 return ExitCodes.TIMEOUT;
