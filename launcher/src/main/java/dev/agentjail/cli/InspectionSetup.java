@@ -244,7 +244,8 @@ final class InspectionSetup implements AutoCloseable {
         executor.shutdownNow();
         try {
             // A certificate being minted (the warm-up) finishes first: the JVM's exit, which may write its class-data
-            // archive, must not race a thread still linking classes (HotSpot crashed so, in LambdaProxyClassDictionary).
+            // archive, must not race a thread still linking classes (HotSpot crashed so, in
+            // LambdaProxyClassDictionary).
             executor.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
