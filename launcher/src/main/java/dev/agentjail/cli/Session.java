@@ -499,7 +499,7 @@ final class Session {
             } catch (SessionLimits.Refused e) {
                 throw new CliException(ExitCodes.ENVIRONMENT, e.getMessage(), e);
             }
-            sessionLimits.warnings().forEach(w -> err.println("agentjail: warning: " + w));
+            reportOnce(sessionLimits.warnings());
             argv.addAll(2, sessionLimits.joinArguments());
             if (hostUser.isPresent()) {
                 // Every descriptor is opened and the cgroup joined as root; bwrap and the jail run as the user.
@@ -669,6 +669,49 @@ final class Session {
                     "the project " + project + " is a bare git repository (HEAD, objects/ and refs/ at its top): its"
                             + " config and hooks would be the agent's to write; run the agent in a working tree"
                             + " (git clone " + project + " DIR, or git worktree add DIR) and pass --project DIR");
+        }
+    }
+
+    /**
+     * Prints each default limit that cannot be enforced the first time only (remembered in the state directory by the
+     * text before its first colon: "the default limits.memory (16g) is not enforced"); the session-start record names
+     * it in every session.
+     */
+    private void reportOnce(List<String> warnings) {
+        if (warnings.isEmpty()) {
+            return;
+        }
+        Path file = Paths.stateHome(hostEnv).resolve("unenforced-defaults");
+        java.util.Set<String> said = new java.util.LinkedHashSet<>();
+        try {
+            if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) < 64 * 1024) {
+                said.addAll(Files.readAllLines(file));
+            }
+        } catch (IOException unreadable) {
+            // Said again, then.
+        }
+        boolean added = false;
+        for (String w : warnings) {
+            int colon = w.indexOf(':');
+            String key = colon > 0 ? w.substring(0, colon) : w;
+            if (said.add(key)) {
+                err.println("agentjail: warning: " + w + " (said once; every session-start record lists it)");
+                added = true;
+            }
+        }
+        if (added) {
+            try {
+                Files.createDirectories(file.getParent());
+                Path temp = file.resolveSibling(file.getFileName() + ".tmp");
+                Files.write(temp, said);
+                Files.move(
+                        temp,
+                        file,
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                // Best effort: the warning is said again next time.
+            }
         }
     }
 

@@ -38,10 +38,16 @@ class ExitCodeTest {
     void aSessionWritesOnlyItsSummaryToStderr() {
         AgentjailRun.requireBwrap();
         // Several sessions: a race at start-up (logging configured on two threads at once) shows in some runs only.
-        for (int i = 0; i < 4; i++) {
+        for (int n = 0; n < 4; n++) {
+            int i = n;
             AgentjailRun.Outcome o = AgentjailRun.in(dir).run("true");
             assertEquals(0, o.exitCode(), o::describe);
-            List<String> lines = o.err().lines().toList();
+            // Where a default limit cannot be enforced (an unprivileged user without cgroup delegation), the first
+            // session of this home says so once; later ones do not.
+            List<String> lines = o.err()
+                    .lines()
+                    .filter(l -> i > 0 || !l.startsWith("agentjail: warning: the default limits."))
+                    .toList();
             assertEquals(1, lines.size(), o::describe);
             assertTrue(lines.get(0).startsWith("agentjail: session "), o::describe);
         }
