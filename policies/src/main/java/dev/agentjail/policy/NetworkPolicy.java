@@ -1,6 +1,7 @@
 package dev.agentjail.policy;
 
 import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,7 +24,8 @@ public record NetworkPolicy(
         Map<String, List<InetAddress>> resolve,
         List<HostPattern> tunnel,
         Mode mode,
-        List<Integer> ports) {
+        List<Integer> ports,
+        Map<String, Integer> resolvePorts) {
     /** {@code enforce} (the default) or {@code report} (learning: allow, but record what would be denied). */
     public enum Mode {
         ENFORCE,
@@ -43,6 +45,41 @@ public record NetworkPolicy(
                 throw new IllegalArgumentException("port out of range: " + port);
             }
         }
+        resolvePorts = Map.copyOf(resolvePorts);
+        for (Map.Entry<String, Integer> e : resolvePorts.entrySet()) {
+            if (!resolve.containsKey(e.getKey()) || e.getValue() < 1 || e.getValue() > 65535) {
+                throw new IllegalArgumentException("resolve port for " + e.getKey() + ": " + e.getValue());
+            }
+        }
+    }
+
+    /** Rules whose pins dial the port asked for. */
+    public NetworkPolicy(
+            List<HostPattern> allow,
+            List<HostPattern> deny,
+            Map<String, List<InetAddress>> resolve,
+            List<HostPattern> tunnel,
+            Mode mode,
+            List<Integer> ports) {
+        this(allow, deny, resolve, tunnel, mode, ports, Map.of());
+    }
+
+    /**
+     * Where a connection to {@code canonicalHost:port} goes when {@code resolve} pins it: the addresses of the entry
+     * {@code host:port}, else of {@code host}, and the port to dial (the entry's {@code addr:port}, else {@code
+     * port}).
+     */
+    public record Pin(List<InetAddress> addresses, int port) {}
+
+    /** The pin for a connection to {@code canonicalHost:port}, if {@code resolve} has one. */
+    public Optional<Pin> pin(String canonicalHost, int port) {
+        for (String key : List.of(canonicalHost + ":" + port, canonicalHost)) {
+            List<InetAddress> addresses = resolve.get(key);
+            if (addresses != null) {
+                return Optional.of(new Pin(addresses, resolvePorts.getOrDefault(key, port)));
+            }
+        }
+        return Optional.empty();
     }
 
     /** Enforcing rules with the default ports. */
@@ -134,9 +171,18 @@ public record NetworkPolicy(
      * already checked it.
      */
     public boolean explicitlyAllows(String canonicalHost, InetAddress address) {
+        return explicitlyAllows(canonicalHost, -1, address);
+    }
+
+    /** As above, for a connection to {@code port}: a pin of {@code host:port} counts too. */
+    public boolean explicitlyAllows(String canonicalHost, int port, InetAddress address) {
         Objects.requireNonNull(canonicalHost, "canonicalHost");
         String wanted = endpoint(address.getAddress());
-        for (InetAddress pinnedAddress : pinned(canonicalHost)) {
+        List<InetAddress> pinned = new ArrayList<>(pinned(canonicalHost));
+        if (port > 0) {
+            pinned.addAll(resolve.getOrDefault(canonicalHost + ":" + port, List.of()));
+        }
+        for (InetAddress pinnedAddress : pinned) {
             if (endpoint(pinnedAddress.getAddress()).equals(wanted)) {
                 return true;
             }

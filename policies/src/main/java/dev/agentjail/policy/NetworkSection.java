@@ -24,9 +24,11 @@ final class NetworkSection {
         Map<String, Node> entries = nodes.mapping(network, "network", KEYS);
         List<HostPattern> allow = patterns(entries.get("allow"), "network.allow");
         List<HostPattern> deny = patterns(entries.get("deny"), "network.deny");
-        Map<String, List<InetAddress>> resolve = resolve(entries.get("resolve"), "network.resolve");
+        Map<String, Integer> resolvePorts = new LinkedHashMap<>();
+        Map<String, List<InetAddress>> resolve = resolve(entries.get("resolve"), "network.resolve", resolvePorts);
         List<HostPattern> tunnel = patterns(entries.get("tunnel"), "network.tunnel");
-        return new NetworkPolicy(allow, deny, resolve, tunnel, mode(entries.get("mode")), ports(entries.get("ports")));
+        return new NetworkPolicy(
+                allow, deny, resolve, tunnel, mode(entries.get("mode")), ports(entries.get("ports")), resolvePorts);
     }
 
     private NetworkPolicy.Mode mode(Node node) throws PolicyException {
@@ -81,8 +83,13 @@ final class NetworkSection {
         return patterns;
     }
 
-    /** Pinned addresses: canonical host name to one or more IP literals; nothing is resolved here. */
-    private Map<String, List<InetAddress>> resolve(Node node, String path) throws PolicyException {
+    /**
+     * Pinned addresses: canonical {@code host} or {@code host:port} to one or more IP literals, each optionally with
+     * the port to dial ({@code addr:port}, {@code [v6]:port}; one port for all of a key's addresses), put in {@code
+     * ports}; nothing is resolved here.
+     */
+    private Map<String, List<InetAddress>> resolve(Node node, String path, Map<String, Integer> ports)
+            throws PolicyException {
         Map<String, List<InetAddress>> resolve = new LinkedHashMap<>();
         if (node == null) {
             return resolve;
@@ -94,9 +101,54 @@ final class NetworkSection {
             if (resolve.containsKey(host)) {
                 throw nodes.error(value, keyPath, "duplicate host " + Quoting.quote(host) + " after canonicalisation");
             }
-            resolve.put(host, addresses(value, keyPath));
+            List<Node> items = value instanceof SequenceNode ? nodes.sequence(value, keyPath) : List.of(value);
+            if (items.isEmpty()) {
+                throw nodes.error(value, keyPath, "expected at least one ip address");
+            }
+            List<InetAddress> addresses = new ArrayList<>();
+            Integer port = null;
+            for (int i = 0; i < items.size(); i++) {
+                String itemPath = value instanceof SequenceNode ? keyPath + "[" + i + "]" : keyPath;
+                String text = nodes.string(items.get(i), itemPath);
+                Integer itemPort = null;
+                String address = text;
+                if (!text.startsWith("[") && text.chars().filter(c -> c == ':').count() == 1) {
+                    int colon = text.indexOf(':');
+                    address = text.substring(0, colon);
+                    itemPort = port(text.substring(colon + 1), items.get(i), itemPath);
+                } else if (text.startsWith("[") && text.contains("]:")) {
+                    int close = text.indexOf("]:");
+                    address = text.substring(0, close + 1);
+                    itemPort = port(text.substring(close + 2), items.get(i), itemPath);
+                }
+                if (i > 0 && !java.util.Objects.equals(port, itemPort)) {
+                    throw nodes.error(
+                            items.get(i),
+                            itemPath,
+                            "every address of " + Quoting.quote(host)
+                                    + " needs the same port (or none): a connection dials one port");
+                }
+                port = itemPort;
+                addresses.add(address(items.get(i), itemPath, address));
+            }
+            resolve.put(host, addresses);
+            if (port != null) {
+                ports.put(host, port);
+            }
         }
         return resolve;
+    }
+
+    private int port(String text, Node node, String path) throws PolicyException {
+        try {
+            int port = Integer.parseInt(text);
+            if (port >= 1 && port <= 65535 && String.valueOf(port).equals(text)) {
+                return port;
+            }
+        } catch (NumberFormatException notANumber) {
+            // Named below.
+        }
+        throw nodes.error(node, path, "invalid port " + Quoting.quote(text) + " (1-65535)");
     }
 
     private String hostName(String key, Node value, String keyPath) throws PolicyException {
@@ -106,32 +158,13 @@ final class NetworkSection {
         } catch (MalformedTargetException e) {
             throw nodes.error(value, keyPath, "invalid host name: " + e.getMessage());
         }
-        if (parsed.port().isPresent()) {
-            throw nodes.error(value, keyPath, "a resolve key is a host name without a port");
-        }
         if (parsed.kind() != HostKind.DNS) {
             throw nodes.error(value, keyPath, "a resolve key must be a host name, not an ip address");
         }
-        return parsed.host();
+        return parsed.port().isPresent() ? parsed.host() + ":" + parsed.port().getAsInt() : parsed.host();
     }
 
-    private List<InetAddress> addresses(Node value, String keyPath) throws PolicyException {
-        if (!(value instanceof SequenceNode)) {
-            return List.of(address(value, keyPath));
-        }
-        List<Node> items = nodes.sequence(value, keyPath);
-        if (items.isEmpty()) {
-            throw nodes.error(value, keyPath, "expected at least one ip address");
-        }
-        List<InetAddress> addresses = new ArrayList<>();
-        for (int i = 0; i < items.size(); i++) {
-            addresses.add(address(items.get(i), keyPath + "[" + i + "]"));
-        }
-        return addresses;
-    }
-
-    private InetAddress address(Node node, String path) throws PolicyException {
-        String text = nodes.string(node, path);
+    private InetAddress address(Node node, String path, String text) throws PolicyException {
         try {
             return InetAddress.getByAddress(ipBytes(text));
         } catch (MalformedTargetException e) {

@@ -276,13 +276,15 @@ class PolicyLoaderTest {
                         "p.yaml:3: network.resolve.upstream.test: invalid ip address 'fe80::1%eth0': not an ipv4 or"
                                 + " ipv6 address"),
                 arguments(
-                        "version: 1\nnetwork:\n  resolve: {upstream.test: \"127.0.0.1:80\"}\n",
-                        "p.yaml:3: network.resolve.upstream.test: invalid ip address '127.0.0.1:80': not an ipv4 or"
-                                + " ipv6 address"),
+                        "version: 1\nnetwork:\n  resolve: {upstream.test: \"127.0.0.1:0\"}\n",
+                        "p.yaml:3: network.resolve.upstream.test: invalid port '0' (1-65535)"),
                 arguments(
-                        "version: 1\nnetwork:\n  resolve: {upstream.test: \"[::1]:80\"}\n",
-                        "p.yaml:3: network.resolve.upstream.test: invalid ip address '[::1]:80': a port is not"
-                                + " allowed here"),
+                        "version: 1\nnetwork:\n  resolve: {upstream.test: \"[::1]:99999\"}\n",
+                        "p.yaml:3: network.resolve.upstream.test: invalid port '99999' (1-65535)"),
+                arguments(
+                        "version: 1\nnetwork:\n  resolve: {upstream.test: [\"127.0.0.1:80\", 127.0.0.2]}\n",
+                        "p.yaml:3: network.resolve.upstream.test[1]: every address of 'upstream.test' needs the same"
+                                + " port (or none): a connection dials one port"),
                 arguments(
                         "version: 1\nnetwork:\n  resolve: {upstream.test: []}\n",
                         "p.yaml:3: network.resolve.upstream.test: expected at least one ip address"),
@@ -293,8 +295,8 @@ class PolicyLoaderTest {
                         "version: 1\nnetwork:\n  resolve: {127.0.0.1: 127.0.0.1}\n",
                         "p.yaml:3: network.resolve.127.0.0.1: a resolve key must be a host name, not an ip address"),
                 arguments(
-                        "version: 1\nnetwork:\n  resolve: {\"upstream.test:443\": 127.0.0.1}\n",
-                        "p.yaml:3: network.resolve.upstream.test:443: a resolve key is a host name without a port"),
+                        "version: 1\nnetwork:\n  resolve: {\"upstream.test:0\": 127.0.0.1}\n",
+                        "p.yaml:3: network.resolve.upstream.test:0: invalid host name: port out of range"),
                 arguments(
                         "version: 1\nnetwork:\n  resolve: {\"*.upstream.test\": 127.0.0.1}\n",
                         "p.yaml:3: network.resolve.*.upstream.test: invalid host name: invalid character in host name"),

@@ -267,11 +267,9 @@ class PolicySchemaTest {
                 bad("ports as strings", Invalid.at("network.ports[0]", "type", net("ports: ['443']"))),
                 bad("ports twice", Invalid.at("network.ports[1]", "uniqueItems", net("ports: [443, 443]"))),
                 bad(
-                        "resolve key with port",
+                        "resolve key with port 0",
                         Invalid.at(
-                                "network.resolve.a.test:80",
-                                "propertyNames",
-                                net("resolve: {'a.test:80': 127.0.0.1}"))),
+                                "network.resolve.a.test:0", "propertyNames", net("resolve: {'a.test:0': 127.0.0.1}"))),
                 bad(
                         "resolve to a name",
                         Invalid.at("network.resolve.a.test", "oneOf", net("resolve: {a.test: localhost}"))),
@@ -471,6 +469,9 @@ class PolicySchemaTest {
                         net(
                                 "allow: ['[2001:db8::1]:443', 0x7f.1, '*.example.com.', API.Example.COM, a_b.example.com, 'h.test:65535']")),
                 arguments("pinned addresses", net("resolve: {a.test: '[::1]', b.test: [127.0.0.1, '::1']}")),
+                arguments(
+                        "pinned ports",
+                        net("resolve: {'a.test:443': '127.0.0.1:8443', b.test: ['[::1]:9000', '[::2]:9000']}")),
                 arguments("report mode and ports", net("mode: report\n  ports: [443, 8443]")),
                 arguments("upper-case size units and 30 days", limits("memory: 16G\n  timeout: 720h")),
                 arguments("YAML 1.2 booleans", jail("new_session: True\n  share_timezone: FALSE")),

@@ -25,6 +25,7 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 
 /**
@@ -81,12 +82,15 @@ public final class Dialer {
             }
             return promise;
         }
-        List<InetAddress> pinned = network.pinned(target.host());
+        Optional<NetworkPolicy.Pin> pin =
+                target.kind() == HostKind.DNS ? network.pin(target.host(), target.port()) : Optional.empty();
         if (target.kind() != HostKind.DNS) {
             InetAddress literal = literal(target);
-            checkAndConnect(loop, target, List.of(literal), initializer, promise);
-        } else if (!pinned.isEmpty()) {
-            checkAndConnect(loop, target, pinned, initializer, promise);
+            checkAndConnect(loop, target, List.of(literal), target.port(), initializer, promise);
+        } else if (pin.isPresent()) {
+            // network.resolve: the pinned addresses, on the pinned port if the entry names one (like curl's
+            // --connect-to).
+            checkAndConnect(loop, target, pin.get().addresses(), pin.get().port(), initializer, promise);
         } else {
             resolver.resolve(target.host())
                     .whenComplete((addresses, error) -> loop.execute(() -> {
@@ -99,7 +103,7 @@ public final class Dialer {
                             promise.trySuccess(new DialOutcome.Failed(
                                     HttpResponseStatus.BAD_GATEWAY, ProxyReasons.DNS_FAILURE, detail, null));
                         } else {
-                            checkAndConnect(loop, target, addresses, initializer, promise);
+                            checkAndConnect(loop, target, addresses, target.port(), initializer, promise);
                         }
                     }));
         }
@@ -110,23 +114,24 @@ public final class Dialer {
             EventLoop loop,
             Target target,
             List<InetAddress> addresses,
+            int port,
             ChannelHandler initializer,
             Promise<DialOutcome> promise) {
         List<InetAddress> allowed = new ArrayList<>(addresses.size());
         DialOutcome.Refused firstRefusal = null;
         for (InetAddress address : addresses) {
-            if (self.reaches(address, target.port())) {
+            if (self.reaches(address, port)) {
                 // Checked before the SSRF guard and its explicit allowances: no pin or allowed IP makes it dialable.
                 if (firstRefusal == null) {
                     firstRefusal = new DialOutcome.Refused(
                             ProxyReasons.SELF_CONNECTION,
                             address,
-                            target.host() + " would reach the proxy's own listener on port " + target.port());
+                            target.host() + " would reach the proxy's own listener on port " + port);
                 }
                 continue;
             }
             AddressClass cls = AddressClassifier.classify(address);
-            if (cls.dialable() || network.explicitlyAllows(target.host(), address)) {
+            if (cls.dialable() || network.explicitlyAllows(target.host(), target.port(), address)) {
                 allowed.add(address);
             } else if (firstRefusal == null) {
                 firstRefusal = new DialOutcome.Refused(cls.reason(), address);
@@ -143,13 +148,14 @@ public final class Dialer {
                                     null));
             return;
         }
-        connect(loop, target, allowed, 0, initializer, promise);
+        connect(loop, target, allowed, port, 0, initializer, promise);
     }
 
     private void connect(
             EventLoop loop,
             Target target,
             List<InetAddress> candidates,
+            int port,
             int index,
             ChannelHandler initializer,
             Promise<DialOutcome> promise) {
@@ -161,12 +167,12 @@ public final class Dialer {
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeout.toMillis())
                 .option(ChannelOption.AUTO_READ, false)
                 .handler(initializer)
-                .connect(new InetSocketAddress(address, target.port()));
+                .connect(new InetSocketAddress(address, port));
         f.addListener(done -> {
             if (done.isSuccess()) {
                 promise.trySuccess(new DialOutcome.Connected(f.channel(), address));
             } else if (index + 1 < candidates.size()) {
-                connect(loop, target, candidates, index + 1, initializer, promise);
+                connect(loop, target, candidates, port, index + 1, initializer, promise);
             } else {
                 Throwable cause = done.cause();
                 boolean timeout = cause instanceof ConnectTimeoutException;
