@@ -569,44 +569,28 @@ public final class GitStages implements AutoCloseable {
         if (quarantined.size() > MAX_ITEMS) {
             // Thousands of names: one item, the copy as a whole, rather than a manifest (and a record) of each.
             Path whole = Path.of(stage.copy().getFileName().toString());
-            Quarantine.Item item = quarantine.put(
-                    session,
-                    project,
-                    "project",
-                    project,
-                    stage.relative().resolve(whole),
-                    SurfaceKind.GIT_METADATA,
-                    SurfaceReview.Change.NEW,
-                    MAX_HASH_BYTES,
-                    real,
-                    whole);
-            report(
+            quarantine(
+                    stage,
                     quarantine,
                     session,
-                    item,
+                    real,
+                    whole,
+                    SurfaceReview.Change.NEW,
                     quarantined.size() + " entries the agent put in the metadata directory",
                     findings);
             return;
         }
         for (String name : quarantined) {
             Path path = Path.of(name);
-            Quarantine.Item item = quarantine.put(
+            quarantine(
+                    stage,
+                    quarantine,
                     session,
-                    project,
-                    "project",
-                    project,
-                    stage.relative().resolve(name),
-                    SurfaceKind.GIT_METADATA,
+                    copy,
+                    path,
                     stage.copied().contains(name) || real.attributes(path).isPresent()
                             ? SurfaceReview.Change.CHANGED
                             : SurfaceReview.Change.NEW,
-                    MAX_HASH_BYTES,
-                    copy,
-                    path);
-            report(
-                    quarantine,
-                    session,
-                    item,
                     GitLayout.STATE_DIRS.contains(name)
                             ? "an operation in progress the agent left; restore it to continue it"
                             : "written in the jail, never on the host",
@@ -647,48 +631,46 @@ public final class GitStages implements AutoCloseable {
             });
         } catch (WalkLimitException flooded) {
             Path dir = Path.of(name);
-            Quarantine.Item item = quarantine.put(
-                    session,
-                    project,
-                    "project",
-                    project,
-                    stage.relative().resolve(dir),
-                    SurfaceKind.GIT_METADATA,
-                    SurfaceReview.Change.CHANGED,
-                    MAX_HASH_BYTES,
-                    real,
-                    dir);
+            String what = "more entries than could be checked (" + flooded.getMessage() + ")";
+            quarantine(stage, quarantine, session, real, dir, SurfaceReview.Change.CHANGED, what, findings);
             Files.createDirectory(stage.real().resolve(name));
-            report(
-                    quarantine,
-                    session,
-                    item,
-                    "more entries than could be checked (" + flooded.getMessage() + ")",
-                    findings);
             return;
         }
         for (Path relative : found) {
             if (findings.size() > MAX_ITEMS * 4) {
                 break;
             }
-            Quarantine.Item item = quarantine.put(
-                    session,
-                    project,
-                    "project",
-                    project,
-                    stage.relative().resolve(relative),
-                    SurfaceKind.GIT_METADATA,
-                    SurfaceReview.Change.NEW,
-                    MAX_HASH_BYTES,
-                    real,
-                    relative);
-            report(
-                    quarantine,
-                    session,
-                    item,
-                    "a link or special file in git's data, which host git would follow",
-                    findings);
+            String what = "a link or special file in git's data, which host git would follow";
+            quarantine(stage, quarantine, session, real, relative, SurfaceReview.Change.NEW, what, findings);
         }
+    }
+
+    /**
+     * Moves {@code path} below {@code source} (the copy, or the host's directory) into the quarantine as {@code
+     * stage/path} of the project, and reports it.
+     */
+    private void quarantine(
+            Stage stage,
+            Quarantine quarantine,
+            String session,
+            ProjectFiles source,
+            Path path,
+            SurfaceReview.Change change,
+            String what,
+            List<String> findings)
+            throws IOException {
+        Quarantine.Item item = quarantine.put(
+                session,
+                project,
+                "project",
+                project,
+                stage.relative().resolve(path),
+                SurfaceKind.GIT_METADATA,
+                change,
+                MAX_HASH_BYTES,
+                source,
+                path);
+        report(quarantine, session, item, what, findings);
     }
 
     /** The end's pass over one name: a lock git left behind is waited for a little, then the host's version stays. */

@@ -218,16 +218,7 @@ public final class SurfaceReview {
             Root root = was.existed ? was.root : new Root(was.root.kind(), real(was.root.dir()));
             Scan now = scan(root, deadline, "after the session");
             for (Scan s : List.of(was, now)) {
-                for (int i = 0; i < s.problems.size(); i++) {
-                    findings.add(new Finding(
-                            root,
-                            s.problemPaths.get(i),
-                            SurfaceKind.REVIEW_INCOMPLETE,
-                            SurfaceKind.REVIEW_INCOMPLETE.reason(),
-                            Change.INCOMPLETE,
-                            Optional.empty(),
-                            s.problems.get(i)));
-                }
+                findings.addAll(problems(root, s));
             }
             if (now.existed) {
                 judge(before.project, was, now, quarantine, session, findings);
@@ -245,6 +236,26 @@ public final class SurfaceReview {
         return List.copyOf(result);
     }
 
+    /** The bounds a scan reached and the entries it could not read, as incomplete findings. */
+    private static List<Finding> problems(Root root, Scan scan) {
+        List<Finding> found = new ArrayList<>();
+        for (int i = 0; i < scan.problems.size(); i++) {
+            found.add(incomplete(root, scan.problemPaths.get(i), scan.problems.get(i)));
+        }
+        return found;
+    }
+
+    private static Finding incomplete(Root root, Path path, String detail) {
+        return new Finding(
+                root,
+                path,
+                SurfaceKind.REVIEW_INCOMPLETE,
+                SurfaceKind.REVIEW_INCOMPLETE.reason(),
+                Change.INCOMPLETE,
+                Optional.empty(),
+                detail);
+    }
+
     /**
      * Judges by change time instead of by a snapshot: walks {@code roots} and moves into the quarantine every surface
      * whose entry, or an entry below it, changed (ctime, which no process can set back) after {@code since} (a
@@ -260,16 +271,7 @@ public final class SurfaceReview {
         List<Finding> incomplete = new ArrayList<>();
         for (Root root : roots) {
             Scan now = scan(root, deadline, "in the sweep by change time");
-            for (int i = 0; i < now.problems.size(); i++) {
-                incomplete.add(new Finding(
-                        root,
-                        now.problemPaths.get(i),
-                        SurfaceKind.REVIEW_INCOMPLETE,
-                        SurfaceKind.REVIEW_INCOMPLETE.reason(),
-                        Change.INCOMPLETE,
-                        Optional.empty(),
-                        now.problems.get(i)));
-            }
+            incomplete.addAll(problems(root, now));
             if (now.existed) {
                 judge(project, now.untouchedSince(from, deadline, clock), now, quarantine, session, findings);
             }
@@ -280,26 +282,15 @@ public final class SurfaceReview {
             } else {
                 quarantine.markPending(new Quarantine.Pending(
                         session, project, roots, since, incomplete.get(0).detail()));
-                findings.add(new Finding(
+                findings.add(incomplete(
                         roots.get(0),
                         SELF,
-                        SurfaceKind.REVIEW_INCOMPLETE,
-                        SurfaceKind.REVIEW_INCOMPLETE.reason(),
-                        Change.INCOMPLETE,
-                        Optional.empty(),
                         "what lies past the bound was not checked: before you run git, direnv or an editor in "
                                 + project + ", run `agentjail review --finish` (sessions on this project refuse to"
                                 + " start until then)"));
             }
         } catch (IOException e) {
-            findings.add(new Finding(
-                    roots.get(0),
-                    SELF,
-                    SurfaceKind.REVIEW_INCOMPLETE,
-                    SurfaceKind.REVIEW_INCOMPLETE.reason(),
-                    Change.INCOMPLETE,
-                    Optional.empty(),
-                    "cannot record the unfinished review: " + e.getMessage()));
+            findings.add(incomplete(roots.get(0), SELF, "cannot record the unfinished review: " + e.getMessage()));
         }
         findings.addAll(incomplete);
         return List.copyOf(findings);
