@@ -18,17 +18,43 @@ import java.util.ArrayDeque;
  * connection's event loop only.
  */
 final class Exchange {
-    /** Where the exchange is. */
-    enum Phase {
-        /** Denied or rejected: the rest of the request body is read and dropped. */
-        DISCARD,
-        /** Waiting for DNS, the SSRF guard and the upstream connection; body parts are held. */
-        DIALING,
-        /** Connected: body parts stream upstream, the response streams back. */
-        FORWARDING,
+    /**
+     * Where the exchange is: one of four states, changed only by {@link #to}, which refuses a step the exchange cannot
+     * take (a refused exchange is never forwarded, a forwarded one never collected again).
+     */
+    sealed interface Phase {
+        /** Its head is read and being decided on. */
+        record Deciding() implements Phase {}
+
         /** An MCP message (or a body that may be one) is collected and decided before anything is dialled. */
-        COLLECTING
+        record Collecting() implements Phase {}
+
+        /** Waiting for DNS, the SSRF guard and the upstream connection; body parts are held. */
+        record Dialing() implements Phase {}
+
+        /** Connected: body parts stream upstream, the response streams back. */
+        record Forwarding() implements Phase {}
+
+        /** Denied or rejected: the rest of the request body is read and dropped. */
+        record Discarding() implements Phase {}
+
+        /** Whether an exchange in this state may go to {@code next}. */
+        default boolean mayGo(Phase next) {
+            return switch (this) {
+                case Deciding d -> !(next instanceof Deciding) && !(next instanceof Forwarding);
+                case Collecting c -> next instanceof Dialing || next instanceof Discarding;
+                case Dialing d -> next instanceof Forwarding || next instanceof Discarding;
+                case Forwarding f -> next instanceof Discarding;
+                case Discarding d -> next instanceof Discarding;
+            };
+        }
     }
+
+    static final Phase DECIDING = new Phase.Deciding();
+    static final Phase COLLECTING = new Phase.Collecting();
+    static final Phase DIALING = new Phase.Dialing();
+    static final Phase FORWARDING = new Phase.Forwarding();
+    static final Phase DISCARDING = new Phase.Discarding();
 
     final HttpRequest request;
     final Instant started;
@@ -46,7 +72,7 @@ final class Exchange {
 
     final ArrayDeque<Object> held = new ArrayDeque<>();
 
-    Phase phase;
+    private Phase phase;
     boolean requestComplete;
     boolean responseStarted;
     boolean closeAfter;
@@ -89,6 +115,22 @@ final class Exchange {
         this.expectContinue = expectContinue;
         this.rule = rule;
         this.phase = phase;
+    }
+
+    Phase phase() {
+        return phase;
+    }
+
+    boolean discarding() {
+        return phase instanceof Phase.Discarding;
+    }
+
+    /** Moves the exchange to {@code next}; a step it cannot take is a bug, never a silent change. */
+    void to(Phase next) {
+        if (!phase.mayGo(next)) {
+            throw new IllegalStateException("exchange cannot go from " + phase + " to " + next);
+        }
+        phase = next;
     }
 
     /** The audit record of this exchange so far; the caller adds the decision and outcome. */

@@ -5,8 +5,6 @@ import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
-import dev.agentjail.proxy.inspect.ResponseScrubber;
-import dev.agentjail.proxy.mcp.McpErrors;
 import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.tls.UpstreamTls;
@@ -20,41 +18,39 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
-import java.util.ArrayDeque;
 import java.util.function.Function;
 
 /**
- * Drives one client connection: takes decoded requests one at a time, decides on each, and either
- * refuses it (with its audit record first), forwards it to the upstream over a connection pinned to
- * this event loop, or turns the connection into a CONNECT tunnel.
+ * The last stage of a client connection: acts on each exchange as the stages before it left it, and either refuses it
+ * (with its audit record first), forwards it to the upstream over a connection pinned to this event loop, or turns
+ * the connection into a CONNECT tunnel; the upstream's response comes back through the response stages.
  *
- * <p>Requests pipelined behind the one in flight wait in order; reading from the client pauses
- * while a response is outstanding, so that queue stays small.
+ * <p>The stages, in order ({@link #install}): request framing ({@code StrictRequestDecoder}), one request at a time
+ * ({@link RequestSequencer}), the decision on its head ({@link RequestIntake}), body decoding and scanning ({@link
+ * BodyScanner}), the MCP request gate ({@link McpRequestGate}), this handler. On the upstream connection: response
+ * framing, credential scrubbing ({@link ResponseScrubbing}), the MCP response filter ({@link McpResponseFilter}).
  */
 final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     static final String NAME = "exchange";
 
     private final ProxyRuntime runtime;
     private final ProxyResponseEncoder encoder;
-    private final RequestIntake intake;
     private final Dialer dialer;
     private final UpstreamTls upstreamTls;
-    private final ArrayDeque<Object> queued = new ArrayDeque<>();
+    private final RequestSequencer sequencer;
 
     private ChannelHandlerContext ctx;
     private Exchange current;
@@ -64,23 +60,44 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private boolean clientAddressKnown;
 
     /** A forward-proxy connection: absolute-form requests and CONNECTs to any host the policy allows. */
-    ExchangeHandler(ProxyRuntime runtime, ProxyResponseEncoder encoder) {
-        this(runtime, encoder, runtime.router(), null, null);
-    }
-
     /**
-     * A connection whose requests go through {@code router} to upstreams reached over {@code upstreamTls}
-     * (null: plain); {@code spare} is an upstream connection already dialled for the first request.
+     * Adds the request stages and this handler behind {@code encoder}: requests go through {@code router} to upstreams
+     * reached over {@code upstreamTls} (null: plain); {@code spare} is an upstream connection already dialled for the
+     * first request, or null.
      */
-    ExchangeHandler(
+    static void install(
+            ChannelPipeline p,
             ProxyRuntime runtime,
             ProxyResponseEncoder encoder,
             Router router,
             UpstreamTls upstreamTls,
             UpstreamConnection spare) {
+        RequestSequencer sequencer = new RequestSequencer();
+        p.addLast(RequestSequencer.NAME, sequencer)
+                .addLast(RequestIntake.NAME, new RequestIntake(runtime, router))
+                .addLast(BodyScanner.NAME, new BodyScanner())
+                .addLast(McpRequestGate.NAME, new McpRequestGate())
+                .addLast(NAME, new ExchangeHandler(runtime, encoder, sequencer, upstreamTls, spare));
+    }
+
+    /** Removes what {@link #install} added: the connection becomes a tunnel. */
+    static void uninstall(ChannelPipeline p) {
+        p.remove(NAME);
+        p.remove(McpRequestGate.NAME);
+        p.remove(BodyScanner.NAME);
+        p.remove(RequestIntake.NAME);
+        p.remove(RequestSequencer.NAME);
+    }
+
+    private ExchangeHandler(
+            ProxyRuntime runtime,
+            ProxyResponseEncoder encoder,
+            RequestSequencer sequencer,
+            UpstreamTls upstreamTls,
+            UpstreamConnection spare) {
         this.runtime = runtime;
         this.encoder = encoder;
-        this.intake = new RequestIntake(runtime, router);
+        this.sequencer = sequencer;
         this.dialer = runtime.dialer();
         this.upstreamTls = upstreamTls;
         this.upstream = spare;
@@ -109,51 +126,22 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (!queued.isEmpty() || mustWait(msg)) {
-            queued.add(msg);
-            ctx.channel().config().setAutoRead(false);
-            return;
-        }
-        handle(msg);
-    }
-
-    /** Whether {@code msg} belongs to a later request than the one in flight. */
-    private boolean mustWait(Object msg) {
-        if (current == null || ((current.connect || current.websocket) && msg instanceof ByteBuf)) {
-            return false;
-        }
-        if (msg instanceof MalformedRequest) {
-            return current.requestComplete;
-        }
-        return current.requestComplete || msg instanceof HttpRequest;
-    }
-
-    private void handle(Object msg) {
-        if (current != null && msg instanceof MalformedRequest m) {
-            // A timeout or framing error in the body of the request in flight: it can't complete.
-            failInFlight(m);
-            return;
-        }
-        dispatch(msg);
-    }
-
-    private void dispatch(Object msg) {
-        if (msg instanceof MalformedRequest m) {
-            refuseMalformed(m);
-        } else if (msg instanceof HttpRequest request) {
-            onRequest(request);
-        } else if (msg instanceof HttpContent content) {
-            onRequestContent(content);
-        } else if (msg instanceof ByteBuf raw && current != null && (current.connect || current.websocket)) {
-            current.held.add(raw);
-            ctx.channel().config().setAutoRead(false);
-        } else {
-            ReferenceCountUtil.release(msg);
+        switch (msg) {
+            case RequestIntake.Outcome outcome -> onOutcome(outcome);
+            case ExchangeSignal signal -> onSignal(signal);
+            case MalformedRequest m when current != null -> failInFlight(m); // The body in flight can't complete.
+            case MalformedRequest m -> refuseMalformed(m);
+            case HttpContent content -> onRequestContent(content);
+            case ByteBuf raw
+            when current != null && (current.connect || current.websocket) -> {
+                current.held.add(raw);
+                ctx.channel().config().setAutoRead(false);
+            }
+            default -> ReferenceCountUtil.release(msg);
         }
     }
 
-    private void onRequest(HttpRequest request) {
-        RequestIntake.Outcome outcome = intake.admit(request);
+    private void onOutcome(RequestIntake.Outcome outcome) {
         Exchange ex = outcome.exchange();
         current = ex;
         if (outcome instanceof RequestIntake.Refused r) {
@@ -166,7 +154,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         }
         if (ex.mcp != null && ex.mcp.collecting()) {
             // Decided on its body before anything is dialled: a refused MCP call never reaches the server.
-            ex.phase = Exchange.Phase.COLLECTING;
+            ex.to(Exchange.COLLECTING);
             if (ex.expectContinue) {
                 ex.continueSent = true;
                 ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
@@ -176,9 +164,52 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         proceed(ex);
     }
 
+    /** A verdict of a request stage on the exchange in flight. */
+    private void onSignal(ExchangeSignal signal) {
+        Exchange ex = signal.exchange();
+        if (ex != current || ex.discarding()) {
+            return; // Already refused, or ended.
+        }
+        switch (signal) {
+            case ExchangeSignal.BodyRefused r -> {
+                OutboundRequest o = ex.outbound;
+                if (ex.phase() instanceof Exchange.Phase.Collecting) {
+                    ex.bytesOut = 0; // Collected, never sent upstream.
+                    refuse(ex, AuditRecord.DENY, o.refusalStatus(), o.refusalReason(), o.refusalDetail(), true);
+                } else {
+                    // The secret's own bytes were held back and never sent: the request upstream stays incomplete.
+                    endInFlight(ex, AuditRecord.DENY, o.refusalStatus(), o.refusalReason(), o.refusalDetail());
+                }
+            }
+            case ExchangeSignal.McpReady ready -> proceed(ex);
+            case ExchangeSignal.McpRefused refused -> {
+                if (ex.phase() instanceof Exchange.Phase.Collecting) {
+                    refuseMcp(ex);
+                } else {
+                    // Found past the start of a body that streams on: its end never reaches the upstream.
+                    if (ex.responseStarted) {
+                        endInFlight(ex, AuditRecord.DENY, null, ex.mcp.refusalReason(), ex.mcp.refusalDetail());
+                    } else {
+                        cutUpstream(ex);
+                        ex.to(Exchange.DISCARDING);
+                        refuse(
+                                ex,
+                                AuditRecord.DENY,
+                                ex.mcp.refusalStatus(),
+                                ex.mcp.refusalReason(),
+                                ex.mcp.refusalRule(),
+                                true,
+                                close -> ex.mcp.refusal(ctx.alloc(), close));
+                    }
+                }
+            }
+            case ExchangeSignal.ResponseRefused r -> onResponseRefused(r);
+        }
+    }
+
     /** Forwards an admitted exchange: over the kept upstream connection if it fits, else through a new one. */
     private void proceed(Exchange ex) {
-        ex.phase = Exchange.Phase.DIALING;
+        ex.to(Exchange.DIALING);
         current = ex;
         if (!ex.connect && upstream != null && upstream.reusableFor(ex.target)) {
             startForwarding(ex);
@@ -216,7 +247,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         switch (outcome) {
             case DialOutcome.Refused r -> {
                 ex.dialled = r.address();
-                ex.phase = Exchange.Phase.DISCARD;
+                ex.to(Exchange.DISCARDING);
                 refuse(
                         ex,
                         AuditRecord.DENY,
@@ -230,7 +261,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             }
             case DialOutcome.Failed fail -> {
                 ex.dialled = fail.address();
-                ex.phase = Exchange.Phase.DISCARD;
+                ex.to(Exchange.DISCARDING);
                 refuse(ex, AuditRecord.ERROR, fail.status(), fail.reason(), fail.detail(), true);
             }
             case DialOutcome.Connected c -> {
@@ -268,7 +299,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void startForwarding(Exchange ex) {
-        ex.phase = Exchange.Phase.FORWARDING;
+        ex.to(Exchange.FORWARDING);
         upstream.begin(ex);
         if (!ex.outbound.collects()) {
             upstream.sendHead(ex);
@@ -285,7 +316,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                     // what is sent) goes now.
                     upstream.sendHead(ex);
                 }
-                // Counted as it arrived (collectMcp), like every other body part: the redactor may still hold
+                // Counted as it arrived (BodyScanner), like every other body part: the redactor may still hold
                 // back the last few bytes of what was collected.
                 upstream.write(body, body instanceof LastHttpContent);
             }
@@ -315,47 +346,24 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             content.release();
             return;
         }
-        switch (ex.phase) {
-            case DISCARD -> {
+        switch (ex.phase()) {
+            case Exchange.Phase.Discarding d -> {
                 content.release();
                 if (content instanceof LastHttpContent) {
                     ex.requestComplete = true;
                     finishExchange(ex);
                 }
             }
-            case DIALING -> {
+            case Exchange.Phase.Dialing d -> {
                 if (content instanceof LastHttpContent) {
                     ex.requestComplete = true;
                 }
                 ex.held.add(content);
             }
-            case FORWARDING -> forwardContent(content);
-            case COLLECTING -> collectMcp(ex, content);
-        }
-    }
-
-    /** One body part of a request whose MCP content is decided before it is forwarded. */
-    private void collectMcp(Exchange ex, HttpContent content) {
-        boolean last = content instanceof LastHttpContent;
-        ex.bytesOut += Exchange.size(content);
-        if (last) {
-            ex.requestComplete = true;
-        }
-        // Redacted first: the decision is made on exactly the bytes the server would get.
-        HttpContent out = ex.outbound.transform(content, ctx.alloc());
-        if (ex.outbound.refused()) {
-            if (out != null) {
-                out.release();
-            }
-            ex.bytesOut = 0; // Collected, never sent upstream.
-            OutboundRequest o = ex.outbound;
-            refuse(ex, AuditRecord.DENY, o.refusalStatus(), o.refusalReason(), o.refusalDetail(), true);
-            return;
-        }
-        switch (ex.mcp.offer(out, last)) {
-            case MORE -> {}
-            case FORWARD -> proceed(ex);
-            case REFUSE -> refuseMcp(ex);
+            case Exchange.Phase.Forwarding f -> forwardContent(content);
+            // The gate holds a collected body; nothing of it comes here before its verdict.
+            case Exchange.Phase.Collecting c -> content.release();
+            case Exchange.Phase.Deciding d -> content.release();
         }
     }
 
@@ -374,23 +382,15 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         m.answerOnStream();
     }
 
-    private void forwardContent(HttpContent content) {
+    /** One body part as the request stages left it (redacted), to the upstream. */
+    private void forwardContent(HttpContent out) {
         Exchange ex = current;
-        ex.bytesOut += Exchange.size(content);
-        boolean last = content instanceof LastHttpContent;
+        boolean last = out instanceof LastHttpContent;
         if (last) {
             ex.requestComplete = true;
         }
-        HttpContent out = ex.outbound.transform(content, ctx.alloc());
-        if (ex.outbound.refused()) {
-            abortForSecret(ex);
-            return;
-        }
-        if (out == null) {
-            // Collected for inspection; nothing goes out until the body is complete.
-            return;
-        }
         if (ex.outbound.collects()) {
+            // A compressed body comes whole, decoded, scanned and encoded again: its head carries the new length.
             upstream.sendHead(ex);
         }
         upstream.write(out, last);
@@ -400,27 +400,14 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * A secret the policy blocks turned up in the body: the upstream connection is cut with the request
-     * incomplete (the secret's own bytes were held back and never sent), and the client is refused.
-     */
-    private void abortForSecret(Exchange ex) {
-        OutboundRequest out = ex.outbound;
-        endInFlight(ex, AuditRecord.DENY, out.refusalStatus(), out.refusalReason(), out.refusalDetail());
-    }
-
-    /**
      * Ends the exchange in flight on a failure: before its response started, the client gets {@code status} and
      * the exchange its record; after, the record says what went wrong and the connection closes, since a
      * half-sent response cannot be finished.
      */
     private void endInFlight(Exchange ex, String decision, HttpResponseStatus status, String reason, String detail) {
-        endMcp(ex);
-        if (upstream != null) {
-            upstream.close();
-            upstream = null;
-        }
+        cutUpstream(ex);
         if (!ex.responseStarted) {
-            ex.phase = Exchange.Phase.DISCARD;
+            ex.to(Exchange.DISCARDING);
             refuse(ex, decision, status, reason, detail, true);
             return;
         }
@@ -428,6 +415,15 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 recordOf(ex).decision(decision).reason(reason).error(detail).build());
         current = null;
         closeNow();
+    }
+
+    /** The upstream connection of an exchange that ends on a failure is closed: nothing more goes or comes. */
+    private void cutUpstream(Exchange ex) {
+        endMcp(ex);
+        if (upstream != null) {
+            upstream.close();
+            upstream = null;
+        }
     }
 
     @Override
@@ -440,59 +436,12 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     // ---- callbacks from the upstream connection (same event loop) ----
 
+    /** The response head, as the response stages left it. */
     void onResponseHead(HttpResponse response, boolean head) {
         Exchange ex = current;
-        ResponseScrubber scrubber = scrubberOf(ex);
-        if (scrubber != null) {
-            // Every line of Content-Encoding, and any transfer-coding but chunked: a client decodes what it names.
-            String coding = null;
-            for (String line : response.headers().getAll(HttpHeaderNames.CONTENT_ENCODING)) {
-                for (String c : line.split(",")) {
-                    if (!c.isBlank() && !c.strip().equalsIgnoreCase("identity")) {
-                        coding = line;
-                    }
-                }
-            }
-            for (String line : response.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
-                for (String c : line.split(",")) {
-                    if (!c.isBlank() && !c.strip().equalsIgnoreCase("chunked")) {
-                        coding = line;
-                    }
-                }
-            }
-            if (coding != null) {
-                // Asked for identity; a compressed body could carry the injected value past the scrubber.
-                endInFlight(
-                        ex,
-                        AuditRecord.DENY,
-                        HttpResponseStatus.BAD_GATEWAY,
-                        ProxyReasons.CREDENTIAL_RESPONSE_ENCODED,
-                        "the response to a request carrying an injected credential came encoded (" + coding.strip()
-                                + "), which the proxy cannot scrub of the credential");
-                return;
-            }
-            scrubber.scrub(response.headers());
-        }
-        if (ex.mcp != null) {
-            McpExchange.ResponseMode mode = ex.mcp.onResponseHead(response);
-            if (mode == McpExchange.ResponseMode.REFUSE) {
-                // Nothing of it reaches the client: the upstream connection is cut, the client gets a 502.
-                endInFlight(
-                        ex,
-                        AuditRecord.DENY,
-                        HttpResponseStatus.BAD_GATEWAY,
-                        ex.mcp.responseReason(),
-                        ex.mcp.responseProblem());
-                return;
-            }
-            if (mode == McpExchange.ResponseMode.JSON) {
-                // Held back until the body is filtered: its length changes.
-                return;
-            }
-            if (mode == McpExchange.ResponseMode.SSE) {
-                // A legacy session puts refusals of its POSTs (other connections) on this stream.
-                ex.mcp.streamTo(ctx.channel().eventLoop(), event -> addEvent(ex, event));
-            }
+        if (ex.mcp != null && ex.mcp.responseMode() == McpExchange.ResponseMode.SSE) {
+            // A legacy session puts refusals of its POSTs (other connections) on this stream.
+            ex.mcp.streamTo(ctx.channel().eventLoop(), event -> addEvent(ex, event));
         }
         writeResponseHead(ex, response, head);
     }
@@ -559,31 +508,11 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 ctx, conn, ex, runtime, clientAddress(), response, ((Handshake.Accepted) handshake).extensions());
     }
 
-    /** The scrubber of a response to a request that carried an injected credential, else null. */
-    private static ResponseScrubber scrubberOf(Exchange ex) {
-        return ex.outbound == null ? null : ex.outbound.scrubber().orElse(null);
-    }
-
+    /** A response body part, as the response stages left it: counted as sent to the client. */
     void onResponseContent(HttpContent content) {
         Exchange ex = current;
-        ResponseScrubber scrubber = scrubberOf(ex);
-        if (scrubber != null) {
-            boolean isLast = content instanceof LastHttpContent;
-            HttpHeaders trailers = isLast ? ((LastHttpContent) content).trailingHeaders() : null;
-            ByteBuf scrubbed = scrubber.scrub(content.content(), isLast, ctx.alloc());
-            if (isLast) {
-                DefaultLastHttpContent last = new DefaultLastHttpContent(scrubbed);
-                last.trailingHeaders().set(trailers);
-                scrubber.scrub(last.trailingHeaders());
-                content = last;
-            } else {
-                content = new DefaultHttpContent(scrubbed);
-            }
-        }
-        if (ex.mcp != null && ex.mcp.responseMode() != McpExchange.ResponseMode.PASS) {
-            // Counted as sent to the client, after filtering.
-            mcpResponseContent(ex, content);
-            return;
+        if (ex.mcp != null) {
+            recordStreamMessages(ex);
         }
         ex.bytesIn += Exchange.size(content);
         if (content instanceof LastHttpContent last) {
@@ -593,50 +522,16 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         ctx.write(content);
     }
 
-    /** A response part from an approved MCP server: list results and event streams are filtered. */
-    private void mcpResponseContent(Exchange ex, HttpContent content) {
-        McpExchange m = ex.mcp;
-        boolean last = content instanceof LastHttpContent;
-        if (m.responseMode() == McpExchange.ResponseMode.SSE) {
-            ByteBuf out = m.filterSse(content.content(), last, ctx.alloc());
-            content.release();
+    /** A response stage refused the response: nothing more of it reaches the client. */
+    void onResponseRefused(ExchangeSignal.ResponseRefused r) {
+        Exchange ex = r.exchange();
+        if (ex != current) {
+            return;
+        }
+        if (ex.mcp != null) {
             recordStreamMessages(ex);
-            if (out != null) {
-                ex.bytesIn += out.readableBytes();
-            }
-            if (out == null) {
-                endInFlight(
-                        ex, m.streamDecision(), HttpResponseStatus.BAD_GATEWAY, m.streamReason(), m.streamProblem());
-            } else if (last) {
-                completeExchange(ex, new DefaultLastHttpContent(out));
-            } else if (out.isReadable()) {
-                ctx.write(new DefaultHttpContent(out));
-            } else {
-                out.release();
-            }
-            return;
         }
-        if (!m.collectResponse(content)) {
-            endInFlight(ex, AuditRecord.ERROR, HttpResponseStatus.BAD_GATEWAY, m.responseReason(), m.responseProblem());
-            return;
-        }
-        if (!last) {
-            return;
-        }
-        byte[] body = m.filteredResponse();
-        recordStreamMessages(ex);
-        if (body == null) {
-            String decision =
-                    McpErrors.REASON_UNINSPECTABLE.equals(m.responseReason()) ? AuditRecord.ERROR : AuditRecord.DENY;
-            endInFlight(ex, decision, HttpResponseStatus.BAD_GATEWAY, m.responseReason(), m.responseProblem());
-            return;
-        }
-        ex.bytesIn += body.length;
-        HttpResponse head = m.heldHead();
-        head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
-        head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
-        writeResponseHead(ex, head, false);
-        completeExchange(ex, new DefaultLastHttpContent(Unpooled.wrappedBuffer(body)));
+        endInFlight(ex, r.decision(), r.status(), r.reason(), r.detail());
     }
 
     /** Records the MCP messages of a response that have records of their own (dropped, or filtered on a stream). */
@@ -709,14 +604,9 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void resumeAfterExchange() {
-        // A queued request is followed by its own body parts: hand those over too, up to the next request.
-        while (!closing && !queued.isEmpty() && !mustWait(queued.peek())) {
-            handle(queued.poll());
-        }
-        if (current == null && !closing) {
-            // Idle from now on: ClientTimeouts closes the connection if no new request head arrives in time.
-            ctx.pipeline().fireUserEventTriggered(ClientTimeouts.EXCHANGE_DONE);
-            setAutoRead(true);
+        if (!closing) {
+            // The next request waiting in the sequencer goes on, or the connection is idle.
+            sequencer.exchangeDone();
         }
     }
 
@@ -771,7 +661,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         current = ex;
-        ex.phase = Exchange.Phase.DISCARD;
+        ex.to(Exchange.DISCARDING);
         if (ex.requestComplete) {
             finishExchange(ex);
         } else {
@@ -801,7 +691,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
 
     private void failInFlight(MalformedRequest m) {
         Exchange ex = current;
-        if (ex.phase == Exchange.Phase.DISCARD) {
+        if (ex.discarding()) {
             // Already refused and recorded; the body it was discarding stalled or broke.
             current = null;
             closeNow();
@@ -833,7 +723,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (ex != null) {
             endMcp(ex);
         }
-        if (ex != null && ex.phase != Exchange.Phase.DISCARD) {
+        if (ex != null && !ex.discarding()) {
             recordQuietly(recordOf(ex)
                     .decision(AuditRecord.ERROR)
                     .reason(ProxyReasons.CLIENT_CLOSED)
@@ -846,10 +736,6 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
         if (upstream != null) {
             upstream.close();
             upstream = null;
-        }
-        Object o;
-        while ((o = queued.poll()) != null) {
-            ReferenceCountUtil.release(o);
         }
         ctx.fireChannelInactive();
     }

@@ -57,7 +57,7 @@ final class InterceptSwitch {
         while ((o = ex.held.poll()) != null) {
             early.add((ByteBuf) o);
         }
-        cp.remove(ExchangeHandler.NAME);
+        ExchangeHandler.uninstall(cp);
 
         long handshakeMillis = runtime.timeouts().header().toMillis();
         ProxyResponseEncoder encoder = new ProxyResponseEncoder();
@@ -67,15 +67,14 @@ final class InterceptSwitch {
                         ProxyServer.DECODER,
                         new StrictRequestDecoder(runtime.config().limits()))
                 .addLast(ProxyServer.TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
-                .addLast(ProxyResponseEncoder.NAME, encoder)
-                .addLast(
-                        ExchangeHandler.NAME,
-                        new ExchangeHandler(
-                                runtime,
-                                encoder,
-                                new TunnelRouter(runtime.config().network(), target),
-                                interception.upstream(),
-                                spare));
+                .addLast(ProxyResponseEncoder.NAME, encoder);
+        ExchangeHandler.install(
+                cp,
+                runtime,
+                encoder,
+                new TunnelRouter(runtime.config().network(), target),
+                interception.upstream(),
+                spare);
         // Bytes the client sent with its CONNECT (a ClientHello) go first, in order.
         for (ByteBuf b : early) {
             cp.fireChannelRead(b);

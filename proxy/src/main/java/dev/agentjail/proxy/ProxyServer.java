@@ -178,8 +178,8 @@ public final class ProxyServer implements AutoCloseable {
                                         new StrictRequestDecoder(
                                                 runtime.config().limits()))
                                 .addLast(TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
-                                .addLast(ProxyResponseEncoder.NAME, encoder)
-                                .addLast(ExchangeHandler.NAME, new ExchangeHandler(runtime, encoder));
+                                .addLast(ProxyResponseEncoder.NAME, encoder);
+                        ExchangeHandler.install(ch.pipeline(), runtime, encoder, runtime.router(), null, null);
                     }
                 });
     }

@@ -7,6 +7,8 @@ import dev.agentjail.proxy.inspect.OutboundRequest;
 import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.route.Routing;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -14,12 +16,14 @@ import io.netty.handler.codec.http.HttpUtil;
 import java.time.Instant;
 
 /**
- * Turns a request head into an {@link Exchange} and the verdict on it: the audit log must be writable,
+ * The pipeline stage that turns a request head into an {@link Exchange} and the verdict on it: the audit log must be writable,
  * the target must route, the policy must allow it, its inspection must not refuse it, and its Expect
  * must be one the proxy handles. Everything that decides before a byte goes anywhere is here; the
  * exchange handler acts on the outcome.
  */
-final class RequestIntake {
+final class RequestIntake extends ChannelInboundHandlerAdapter {
+    static final String NAME = "intake";
+
     /** What to do with a new request. */
     sealed interface Outcome {
         Exchange exchange();
@@ -41,6 +45,12 @@ final class RequestIntake {
     RequestIntake(ProxyRuntime runtime, Router router) {
         this.runtime = runtime;
         this.router = router;
+    }
+
+    /** A request head becomes its {@link Outcome}, passed on in its place; everything else passes as it is. */
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ctx.fireChannelRead(msg instanceof HttpRequest request ? admit(request) : msg);
     }
 
     Outcome admit(HttpRequest request) {
@@ -217,7 +227,7 @@ final class RequestIntake {
                 keepAlive,
                 expectContinue,
                 rule,
-                Exchange.Phase.DISCARD);
+                Exchange.DECIDING);
     }
 
     private static boolean hasBody(HttpRequest request) {

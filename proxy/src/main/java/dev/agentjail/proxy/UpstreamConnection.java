@@ -8,6 +8,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpDecoderConfig;
@@ -40,6 +42,7 @@ final class UpstreamConnection {
     private static final String IDLE = "upstream-idle";
     private static final String RELAY = "upstream-relay";
     private static final String TLS = "upstream-tls";
+    private static final String DELIVERY = "upstream-delivery";
 
     private final Target target;
     private final ProxyRuntime runtime;
@@ -53,6 +56,8 @@ final class UpstreamConnection {
     private boolean headRequest;
     private boolean skippingInformational;
     private boolean upgradeExpected;
+    /** The exchange this connection answers while {@link #inExchange}. */
+    private Exchange exchange;
 
     UpstreamConnection(ExchangeHandler owner, Target target, ProxyRuntime runtime, UpstreamTls tls) {
         this.owner = owner;
@@ -95,7 +100,15 @@ final class UpstreamConnection {
         ch.pipeline()
                 .addLast(CODEC, new HttpClientCodec(config, false, false))
                 .addLast(IDLE, new IdleStateHandler(idle, 0, 0, TimeUnit.MILLISECONDS))
-                .addLast(RELAY, new Relay());
+                .addLast(RELAY, new Relay())
+                .addLast(ResponseScrubbing.NAME, new ResponseScrubbing(this::exchange))
+                .addLast(McpResponseFilter.NAME, new McpResponseFilter(this::exchange))
+                .addLast(DELIVERY, new Delivery());
+    }
+
+    /** The exchange being answered, or null between exchanges. */
+    private Exchange exchange() {
+        return inExchange ? exchange : null;
     }
 
     void attach(Channel ch) {
@@ -114,6 +127,7 @@ final class UpstreamConnection {
     /** Takes the exchange: from now on the connection answers it, even before its head is written. */
     void begin(Exchange ex) {
         inExchange = true;
+        exchange = ex;
         reusable = false;
         headRequest = ex.request.method().equals(HttpMethod.HEAD);
         upgradeExpected = ex.websocket;
@@ -128,6 +142,9 @@ final class UpstreamConnection {
         inExchange = false;
         reusable = false;
         ChannelPipeline p = channel.pipeline();
+        p.remove(DELIVERY);
+        p.remove(McpResponseFilter.NAME);
+        p.remove(ResponseScrubbing.NAME);
         p.remove(RELAY);
         p.remove(IDLE);
         p.remove(CODEC);
@@ -193,7 +210,27 @@ final class UpstreamConnection {
         }
     }
 
-    /** Relays the upstream's response objects to the owning client connection. */
+    /**
+     * The last stage: hands the response, as the inspection stages left it, to the owning client connection; a
+     * refusal by a stage ends the exchange there.
+     */
+    private final class Delivery extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (!inExchange) {
+                // The exchange ended on something before this (a refusal): the rest of its response goes nowhere.
+                ReferenceCountUtil.release(msg);
+            } else if (msg instanceof ExchangeSignal.ResponseRefused refused) {
+                owner.onResponseRefused(refused);
+            } else if (msg instanceof HttpResponse response) {
+                owner.onResponseHead(response, headRequest);
+            } else {
+                owner.onResponseContent((HttpContent) msg);
+            }
+        }
+    }
+
+    /** Frames the upstream's response objects: informational answers, upgrades, keep-alive and re-framing. */
     private final class Relay extends ChannelInboundHandlerAdapter {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -243,15 +280,18 @@ final class UpstreamConnection {
                     // Delimited by close upstream; re-frame as chunked so the client connection survives.
                     HttpUtil.setTransferEncodingChunked(response, true);
                 }
-                owner.onResponseHead(response, headRequest);
                 if (msg instanceof HttpContent content) {
+                    // One object for head and body: the stages after this one take them apart.
+                    ctx.fireChannelRead(
+                            new DefaultHttpResponse(response.protocolVersion(), response.status(), response.headers()));
                     if (inExchange) {
-                        owner.onResponseContent(content);
+                        ctx.fireChannelRead(new DefaultLastHttpContent(content.content()));
                     } else {
-                        // The owner refused the response on its head and closed this connection.
                         content.release();
                     }
+                    return;
                 }
+                ctx.fireChannelRead(response);
                 return;
             }
             HttpContent content = (HttpContent) msg;
@@ -262,7 +302,7 @@ final class UpstreamConnection {
                 }
                 return;
             }
-            owner.onResponseContent(content);
+            ctx.fireChannelRead(content);
         }
 
         @Override

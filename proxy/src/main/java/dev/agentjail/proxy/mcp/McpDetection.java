@@ -104,6 +104,29 @@ final class McpDetection {
         return result;
     }
 
+    /**
+     * The scan of the rest of a body whose start {@code body[0, length)} was decided not MCP before the body was
+     * complete, in each reading {@link #decide} made of it; null when no reading of the start can go on as JSON or an
+     * event stream (or the body is compressed: that is decided once complete).
+     */
+    McpTail tail(byte[] body, int length) {
+        if (contentEncoding != null) {
+            return null;
+        }
+        JsonCharset.Detected detected = JsonCharset.detect(body, length);
+        List<Charset> charsets = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        charsets.add(detected.charset());
+        names.add(detected.charset().name() + (detected.bomLength() > 0 ? " with BOM" : ""));
+        for (Charset charset : declared) {
+            if (!charset.equals(detected.charset())) {
+                charsets.add(charset);
+                names.add("declared " + charset.name());
+            }
+        }
+        return McpTail.of(body, length, charsets, detected.bomLength(), names);
+    }
+
     private static Verdict reading(
             byte[] body, int length, JsonCharset.Detected detected, boolean enough, boolean complete) {
         String name = detected.charset().name() + (detected.bomLength() > 0 ? " with BOM" : "");

@@ -105,6 +105,9 @@ public final class McpExchange {
     /** How a body to a place that is not an approved endpoint is read to find MCP in it; null for approved ones. */
     private final McpDetection detection;
 
+    /** The scan of the rest of a body decided on its start, or null. */
+    private McpTail tail;
+
     private byte[] body = new byte[0];
     private int bodyLength;
     private boolean decided;
@@ -468,7 +471,44 @@ public final class McpExchange {
 
     private Step forwardUninspected() {
         decided = true;
+        if (!bodyComplete) {
+            // Decided on its start: the rest is followed as it streams on, and the gate keeps its last part back.
+            tail = detection.tail(body, bodyLength);
+        }
         return Step.FORWARD;
+    }
+
+    /**
+     * Whether the body goes on past a start that was decided not MCP, and the rest must be followed ({@link
+     * #followTail}) with its last part kept back until the end is seen.
+     */
+    public boolean followsTail() {
+        return tail != null && !refused();
+    }
+
+    /**
+     * Reads the next (redacted) bytes of a body that streams on past its start, without releasing them: false when
+     * they make it MCP, and then {@link #refusal} answers.
+     */
+    public boolean followTail(ByteBuf data) {
+        if (tail == null) {
+            return true;
+        }
+        int n = data.readableBytes();
+        if (data.hasArray()) {
+            tail.feed(data.array(), data.arrayOffset() + data.readerIndex(), n);
+        } else {
+            byte[] copy = new byte[n];
+            data.getBytes(data.readerIndex(), copy);
+            tail.feed(copy, 0, n);
+        }
+        if (tail.found() == null) {
+            return true;
+        }
+        String reading = tail.found();
+        tail = null;
+        refuseUnapproved(null, reading + ", past the first " + SNIFF_BYTES + " bytes");
+        return false;
     }
 
     private Step refuseUnapproved(Json value, String reading) {
