@@ -48,7 +48,7 @@ final class UpstreamConnection {
     private final ProxyRuntime runtime;
     private final UpstreamTls tls;
 
-    private ExchangeHandler owner;
+    private ResponseRelay owner;
 
     private Channel channel;
     private boolean inExchange;
@@ -59,7 +59,7 @@ final class UpstreamConnection {
     /** The exchange this connection answers while {@link #inExchange}. */
     private Exchange exchange;
 
-    UpstreamConnection(ExchangeHandler owner, Target target, ProxyRuntime runtime, UpstreamTls tls) {
+    UpstreamConnection(ResponseRelay owner, Target target, ProxyRuntime runtime, UpstreamTls tls) {
         this.owner = owner;
         this.target = target;
         this.runtime = runtime;
@@ -79,7 +79,7 @@ final class UpstreamConnection {
     }
 
     /** Hands a spare connection to the client connection that will use it. */
-    void adopt(ExchangeHandler handler) {
+    void adopt(ResponseRelay handler) {
         this.owner = handler;
     }
 
