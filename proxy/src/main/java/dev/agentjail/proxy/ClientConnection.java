@@ -50,17 +50,31 @@ final class ClientConnection {
         }
     }
 
-    /** Answers a refused MCP message with its JSON-RPC error; the connection stays open if the body was read. */
+    /**
+     * Answers a refused MCP message with its JSON-RPC error. Refused before anything was dialled, the connection stays
+     * open if the body was read; found past the start of a body that streams on, the upstream connection is cut first,
+     * so the end of the body never reaches it.
+     */
     void refuseMcp(Exchange ex) {
         McpExchange m = ex.mcp;
-        ex.bytesOut = 0; // Refused before anything was dialled: nothing went upstream.
+        boolean streamed =
+                ex.phase() instanceof Exchange.Phase.Dialing || ex.phase() instanceof Exchange.Phase.Forwarding;
+        if (streamed && ex.responseStarted) {
+            endInFlight(ex, AuditRecord.DENY, null, m.refusalReason(), m.refusalDetail());
+            return;
+        }
+        if (streamed) {
+            cutUpstream(ex);
+        } else {
+            ex.bytesOut = 0; // Refused before anything was dialled: nothing went upstream.
+        }
         refuse(
                 ex,
                 AuditRecord.DENY,
                 m.refusalStatus(),
                 m.refusalReason(),
                 m.refusalRule(),
-                !ex.requestComplete,
+                streamed || !ex.requestComplete,
                 close -> m.refusal(ctx.alloc(), close));
         m.answerOnStream();
     }

@@ -1,11 +1,9 @@
 package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.audit.AuditRecord;
-import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.http.MalformedRequest;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.OutboundRequest;
-import dev.agentjail.proxy.route.Router;
 import dev.agentjail.proxy.tls.UpstreamTls;
 import dev.agentjail.proxy.upstream.DialOutcome;
 import dev.agentjail.proxy.upstream.Dialer;
@@ -14,7 +12,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -24,14 +21,10 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 
 /**
- * The last stage of a client connection: acts on each exchange as the stages before it left it, and either refuses it
- * (with its audit record first), forwards it to the upstream over a connection pinned to this event loop, or turns
- * the connection into a CONNECT tunnel; the upstream's response comes back through the response stages.
- *
- * <p>The stages, in order ({@link #install}): request framing ({@code StrictRequestDecoder}), one request at a time
- * ({@link RequestSequencer}), the decision on its head ({@link RequestIntake}), body decoding and scanning ({@link
- * BodyScanner}), the MCP request gate ({@link McpRequestGate}), this handler. On the upstream connection: response
- * framing, credential scrubbing ({@link ResponseScrubbing}), the MCP response filter ({@link McpResponseFilter}).
+ * The last stage of a client connection ({@link ClientPipeline}): acts on each exchange as the stages before it left
+ * it, and either refuses it (with its audit record first), forwards it to the upstream over a connection pinned to this
+ * event loop, or turns the connection into a CONNECT tunnel; the upstream's response comes back through the response
+ * stages to its {@link ResponseRelay}.
  */
 final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     static final String NAME = "exchange";
@@ -47,36 +40,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
 
     /** A forward-proxy connection: absolute-form requests and CONNECTs to any host the policy allows. */
-    /**
-     * Adds the request stages and this handler behind {@code encoder}: requests go through {@code router} to upstreams
-     * reached over {@code upstreamTls} (null: plain); {@code spare} is an upstream connection already dialled for the
-     * first request, or null.
-     */
-    static void install(
-            ChannelPipeline p,
-            ProxyRuntime runtime,
-            ProxyResponseEncoder encoder,
-            Router router,
-            UpstreamTls upstreamTls,
-            UpstreamConnection spare) {
-        RequestSequencer sequencer = new RequestSequencer();
-        p.addLast(RequestSequencer.NAME, sequencer)
-                .addLast(RequestIntake.NAME, new RequestIntake(runtime, router))
-                .addLast(BodyScanner.NAME, new BodyScanner())
-                .addLast(McpRequestGate.NAME, new McpRequestGate())
-                .addLast(NAME, new ExchangeHandler(runtime, encoder, sequencer, upstreamTls, spare));
-    }
-
-    /** Removes what {@link #install} added: the connection becomes a tunnel. */
-    static void uninstall(ChannelPipeline p) {
-        p.remove(NAME);
-        p.remove(McpRequestGate.NAME);
-        p.remove(BodyScanner.NAME);
-        p.remove(RequestIntake.NAME);
-        p.remove(RequestSequencer.NAME);
-    }
-
-    private ExchangeHandler(
+    ExchangeHandler(
             ProxyRuntime runtime,
             ProxyResponseEncoder encoder,
             RequestSequencer sequencer,
@@ -171,27 +135,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
                 }
             }
             case ExchangeSignal.McpReady ready -> proceed(ex);
-            case ExchangeSignal.McpRefused refused -> {
-                if (ex.phase() instanceof Exchange.Phase.Collecting) {
-                    conn.refuseMcp(ex);
-                } else {
-                    // Found past the start of a body that streams on: its end never reaches the upstream.
-                    if (ex.responseStarted) {
-                        conn.endInFlight(ex, AuditRecord.DENY, null, ex.mcp.refusalReason(), ex.mcp.refusalDetail());
-                    } else {
-                        conn.cutUpstream(ex);
-                        ex.to(Exchange.DISCARDING);
-                        conn.refuse(
-                                ex,
-                                AuditRecord.DENY,
-                                ex.mcp.refusalStatus(),
-                                ex.mcp.refusalReason(),
-                                ex.mcp.refusalRule(),
-                                true,
-                                close -> ex.mcp.refusal(ctx.alloc(), close));
-                    }
-                }
-            }
+            case ExchangeSignal.McpRefused refused -> conn.refuseMcp(ex);
             case ExchangeSignal.ResponseRefused r -> relay.onResponseRefused(r);
         }
     }
@@ -256,28 +200,7 @@ final class ExchangeHandler extends ChannelInboundHandlerAdapter {
             case DialOutcome.Connected c -> {
                 ex.dialled = c.address();
                 if (ex.connect) {
-                    ex.status = 200;
-                    ex.intercepted = runtime.intercepts(ex.target);
-                    try {
-                        // On disk before the client sees the 200, so even a killed proxy leaves this record.
-                        runtime.audit()
-                                .append(conn.recordOf(ex)
-                                        .decision(AuditRecord.ALLOW)
-                                        .reason(ex.allowReason)
-                                        .build());
-                    } catch (AuditUnavailableException e) {
-                        c.channel().close();
-                        ex.status = 0;
-                        conn.refuseAuditUnavailable(ex);
-                        return;
-                    }
-                    if (ex.intercepted) {
-                        InterceptSwitch.establish(ctx, c.channel(), ex, runtime, conn.clientAddress());
-                    } else {
-                        TunnelSwitch.establish(ctx, c.channel(), ex, runtime, conn.clientAddress());
-                    }
-                    conn.current = null;
-                    conn.closing = true;
+                    relay.openTunnel(ex, c.channel());
                 } else {
                     up.attach(c.channel());
                     conn.upstream = up;

@@ -57,7 +57,7 @@ final class InterceptSwitch {
         while ((o = ex.held.poll()) != null) {
             early.add((ByteBuf) o);
         }
-        ExchangeHandler.uninstall(cp);
+        ClientPipeline.uninstall(cp);
 
         long handshakeMillis = runtime.timeouts().header().toMillis();
         ProxyResponseEncoder encoder = new ProxyResponseEncoder();
@@ -68,7 +68,7 @@ final class InterceptSwitch {
                         new StrictRequestDecoder(runtime.config().limits()))
                 .addLast(ProxyServer.TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
                 .addLast(ProxyResponseEncoder.NAME, encoder);
-        ExchangeHandler.install(
+        ClientPipeline.install(
                 cp,
                 runtime,
                 encoder,

@@ -179,7 +179,7 @@ public final class ProxyServer implements AutoCloseable {
                                                 runtime.config().limits()))
                                 .addLast(TIMEOUTS, new ClientTimeouts(runtime.timeouts()))
                                 .addLast(ProxyResponseEncoder.NAME, encoder);
-                        ExchangeHandler.install(ch.pipeline(), runtime, encoder, runtime.router(), null, null);
+                        ClientPipeline.install(ch.pipeline(), runtime, encoder, runtime.router(), null, null);
                     }
                 });
     }

@@ -5,6 +5,7 @@ import dev.agentjail.proxy.audit.AuditUnavailableException;
 import dev.agentjail.proxy.mcp.McpExchange;
 import dev.agentjail.proxy.ws.Handshake;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
@@ -148,5 +149,34 @@ final class ResponseRelay {
         if (conn.current != null && !conn.current.requestComplete && !conn.closing) {
             conn.ctx.channel().config().setAutoRead(true);
         }
+    }
+
+    /**
+     * A CONNECT's upstream is connected: the exchange is recorded (on disk before the client sees the 200, so even a
+     * killed proxy leaves this record), and the client connection becomes an intercepted or a relayed tunnel.
+     */
+    void openTunnel(Exchange ex, Channel upstream) {
+        ex.status = 200;
+        ex.intercepted = conn.runtime.intercepts(ex.target);
+        try {
+            conn.runtime
+                    .audit()
+                    .append(conn.recordOf(ex)
+                            .decision(AuditRecord.ALLOW)
+                            .reason(ex.allowReason)
+                            .build());
+        } catch (AuditUnavailableException e) {
+            upstream.close();
+            ex.status = 0;
+            conn.refuseAuditUnavailable(ex);
+            return;
+        }
+        if (ex.intercepted) {
+            InterceptSwitch.establish(conn.ctx, upstream, ex, conn.runtime, conn.clientAddress());
+        } else {
+            TunnelSwitch.establish(conn.ctx, upstream, ex, conn.runtime, conn.clientAddress());
+        }
+        conn.current = null;
+        conn.closing = true;
     }
 }

@@ -151,7 +151,7 @@ final class TunnelSwitch {
             ctx.fireChannelRead(early);
         }
         ctx.fireChannelReadComplete();
-        ExchangeHandler.uninstall(cp);
+        ClientPipeline.uninstall(cp);
         upstream.config().setAutoRead(true);
         client.config().setAutoRead(true);
     }
