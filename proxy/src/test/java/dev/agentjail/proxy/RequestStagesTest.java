@@ -57,7 +57,8 @@ class RequestStagesTest {
 
         sequencer.exchangeDone();
         assertEquals(List.of("part:a1", "last:a2", "last:b1"), out.parts());
-        assertEquals(1, sequencer.waiting(), "raw bytes after a finished request wait for the next exchange");
+        assertEquals(0, sequencer.waiting(), "raw bytes belong to the exchange in flight: they pass");
+        assertInstanceOf(io.netty.buffer.ByteBuf.class, out.seen.getLast());
         assertTrue(out.events.isEmpty(), "not idle while the second is in flight");
 
         sequencer.exchangeDone();
@@ -112,7 +113,8 @@ class RequestStagesTest {
 
         ch.writeInbound(post("http://api.test/v1", "text/plain"), part("x " + GITHUB_PAT + " y"), last("tail"));
 
-        ExchangeSignal.BodyRefused refused = out.of(ExchangeSignal.BodyRefused.class).getFirst();
+        ExchangeSignal.BodyRefused refused =
+                out.of(ExchangeSignal.BodyRefused.class).getFirst();
         assertEquals(ProxyReasons.SECRET_BLOCKED, refused.exchange().outbound.refusalReason());
         assertEquals(List.of("last:tail"), out.parts(), "after the refusal the rest passes as it is, to be dropped");
         assertFalse(ch.finishAndReleaseAll());
@@ -185,12 +187,22 @@ class RequestStagesTest {
         ch.writeInbound(part(",\"jsonrpc\":\"2.0\""));
         ch.writeInbound(last("}"));
 
-        ExchangeSignal.McpRefused refused = out.of(ExchangeSignal.McpRefused.class).getFirst();
-        assertTrue(refused.exchange().mcp.refusalDetail().contains("past the first"), refused.exchange().mcp.refusalDetail());
-        List<Object> before = out.seen.subList(0, out.seen.indexOf(refused));
-        assertEquals(List.of("part:,\"model\":\"m\""), before.stream().filter(String.class::isInstance).toList(),
-                "the part before the finding was kept back, the finding and the end never went on");
-        assertEquals("last:}", out.seen.getLast(), "after the refusal the rest passes, to be dropped");
+        ExchangeSignal.McpRefused refused =
+                out.of(ExchangeSignal.McpRefused.class).getFirst();
+        assertTrue(
+                refused.exchange().mcp.refusalDetail().contains("past the first"),
+                refused.exchange().mcp.refusalDetail());
+        List<String> upToRefusal = out.seen.subList(0, out.seen.indexOf(refused)).stream()
+                .filter(String.class::isInstance)
+                .map(String.class::cast)
+                .toList();
+        // The scanner holds back a few bytes of each part, so parts do not end where the client's did: one went on.
+        assertEquals(1, upToRefusal.size(), upToRefusal.toString());
+        String sent = String.join("", upToRefusal);
+        assertFalse(sent.contains("\"x\":1") || sent.contains("jsonrpc"), "kept back, and the finding: " + sent);
+        assertTrue(
+                String.valueOf(out.seen.getLast()).startsWith("last:"),
+                "after the refusal the rest passes, to be dropped");
         assertFalse(ch.finishAndReleaseAll());
     }
 
@@ -199,8 +211,7 @@ class RequestStagesTest {
     @Test
     void anExchangeTakesOnlyTheStepsItCan() {
         StageHarness h = new StageHarness(POLICY);
-        Exchange ex = ((RequestIntake.Admitted) h.intake().admit(post("http://api.test/v1", "text/plain")))
-                .exchange();
+        Exchange ex = ((RequestIntake.Admitted) h.intake().admit(post("http://api.test/v1", "text/plain"))).exchange();
         assertThrows(IllegalStateException.class, () -> ex.to(Exchange.FORWARDING), "forwarded before it was dialled");
         ex.to(Exchange.DIALING);
         assertThrows(IllegalStateException.class, () -> ex.to(Exchange.COLLECTING), "collected after it was dialled");

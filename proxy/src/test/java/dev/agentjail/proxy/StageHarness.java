@@ -43,7 +43,12 @@ final class StageHarness {
     }
 
     StageHarness(String policyYaml, List<InjectedCredential> credentials) {
-        Policy policy = PolicyLoader.parse(policyYaml, "stage-policy.yaml");
+        Policy policy;
+        try {
+            policy = PolicyLoader.parse(policyYaml, "stage-policy.yaml");
+        } catch (dev.agentjail.policy.PolicyException e) {
+            throw new IllegalArgumentException(e);
+        }
         ProxyConfig config = new ProxyConfig(
                 policy.network(),
                 "stage-session",

@@ -41,9 +41,7 @@ class McpTailTest {
                         "[{\"x\":\"" + PAD + "\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}]",
                         true),
                 Arguments.of(
-                        "white space around the colon",
-                        "{\"pad\":\"" + PAD + "\" , \"jsonrpc\"\r\n\t:\"2.0\"}",
-                        true),
+                        "white space around the colon", "{\"pad\":\"" + PAD + "\" , \"jsonrpc\"\r\n\t:\"2.0\"}", true),
                 Arguments.of(
                         "quotes escaped in the padding",
                         "{\"pad\":\"" + PAD + "\\\"jsonrpc\\\":1\",\"model\":\"m\"}",
@@ -53,8 +51,7 @@ class McpTailTest {
                         "{\"model\":\"m\",\"pad\":\"" + PAD + "\",\"tools\":[{\"input_schema\":{\"properties\":"
                                 + "{\"jsonrpc\":{\"type\":\"string\"},\"method\":\"tools/call\"}}}]}",
                         false),
-                Arguments.of(
-                        "a method that is not MCP", "{\"pad\":\"" + PAD + "\",\"method\":\"eth_call\"}", false),
+                Arguments.of("a method that is not MCP", "{\"pad\":\"" + PAD + "\",\"method\":\"eth_call\"}", false),
                 Arguments.of("a value named jsonrpc", "{\"pad\":\"" + PAD + "\",\"x\":\"jsonrpc\"}", false),
                 Arguments.of("a long key", "{\"pad\":\"" + PAD + "\",\"" + PAD + "jsonrpc\":1}", false));
     }
@@ -73,8 +70,8 @@ class McpTailTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("bodies")
     void readsUtf16AndUtf32Too(String name, String text, boolean mcp) {
-        for (Charset charset : List.of(
-                StandardCharsets.UTF_16LE, StandardCharsets.UTF_16BE, Charset.forName("UTF-32LE"))) {
+        for (Charset charset :
+                List.of(StandardCharsets.UTF_16LE, StandardCharsets.UTF_16BE, Charset.forName("UTF-32LE"))) {
             byte[] body = text.getBytes(charset);
             McpDetection d = new McpDetection(null, "application/json");
             McpTail tail = d.tail(body, McpDetection.SNIFF_BYTES);

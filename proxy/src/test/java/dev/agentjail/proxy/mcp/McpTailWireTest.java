@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 @ExtendWith(NettyLeakGuard.class)
 class McpTailWireTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
-    private static final String PAD = "q".repeat(McpExchange.SNIFF_BYTES + 5000);
+    private static final String PAD = "q".repeat(8 * McpExchange.SNIFF_BYTES);
 
     private RecordingUpstream upstream;
     private McpProxy proxy;
@@ -69,12 +69,14 @@ class McpTailWireTest {
                         "application/json"),
                 Arguments.of(
                         "UTF-16LE with a BOM",
-                        bytes("\uFEFF{\"pad\":\"" + PAD + "\",\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}",
+                        bytes(
+                                "\uFEFF{\"pad\":\"" + PAD + "\",\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}",
                                 StandardCharsets.UTF_16LE),
                         "application/json"),
                 Arguments.of(
                         "a later event of an event stream",
-                        utf8("data: {\"pad\":\"" + PAD + "\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}\n\n"),
+                        utf8("data: {\"pad\":\"" + PAD
+                                + "\"}\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}\n\n"),
                         "text/event-stream"),
                 Arguments.of(
                         "the name right at the end",
