@@ -79,6 +79,13 @@ final class StageHarness {
         return new RequestIntake(runtime, runtime.router());
     }
 
+    /** The intake of a connection intercepted for {@code tunnel}: its requests are HTTPS, verified upstream. */
+    RequestIntake interceptedIntake(dev.agentjail.policy.Target tunnel) {
+        return new RequestIntake(
+                runtime,
+                new dev.agentjail.proxy.route.TunnelRouter(runtime.config().network(), tunnel));
+    }
+
     static HttpRequest post(String url, String type) {
         HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, url);
         r.headers().set("Host", url.replaceFirst("^https?://", "").replaceFirst("/.*", ""));
