@@ -1,8 +1,8 @@
 package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.mcp.McpAnswer;
 import dev.agentjail.proxy.mcp.McpErrors;
-import dev.agentjail.proxy.mcp.McpExchange;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -18,7 +18,7 @@ import java.util.function.Supplier;
 
 /**
  * The response stage that filters what an approved MCP server answers, before any of it reaches the client: every
- * response an MCP client would read goes through the filter ({@link McpExchange#onResponseHead} decides how), a JSON
+ * response an MCP client would read goes through the filter ({@link McpAnswer#onResponseHead} decides how), a JSON
  * answer collected whole and sent with its new length, an event stream event by event; a response a client could act
  * on but that cannot be filtered is refused ({@link ExchangeSignal.ResponseRefused}, 502). Responses to anything else
  * pass as they are.
@@ -36,7 +36,7 @@ final class McpResponseFilter extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         Exchange ex = exchange.get();
-        McpExchange m = ex == null ? null : ex.mcp;
+        McpAnswer m = ex == null || ex.mcp == null ? null : ex.mcp.answer();
         if (m == null || msg instanceof ExchangeSignal) {
             ctx.fireChannelRead(msg);
         } else if (msg instanceof HttpResponse head) {
@@ -53,7 +53,7 @@ final class McpResponseFilter extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static void head(ChannelHandlerContext ctx, Exchange ex, McpExchange m, HttpResponse head) {
+    private static void head(ChannelHandlerContext ctx, Exchange ex, McpAnswer m, HttpResponse head) {
         switch (m.onResponseHead(head)) {
             case REFUSE ->
                 // Nothing of it reaches the client: the upstream connection is cut, the client gets a 502.
@@ -64,7 +64,7 @@ final class McpResponseFilter extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static void sse(ChannelHandlerContext ctx, Exchange ex, McpExchange m, HttpContent content) {
+    private static void sse(ChannelHandlerContext ctx, Exchange ex, McpAnswer m, HttpContent content) {
         boolean last = content instanceof LastHttpContent;
         ByteBuf out = m.filterSse(content.content(), last, ctx.alloc());
         content.release();
@@ -80,7 +80,7 @@ final class McpResponseFilter extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static void json(ChannelHandlerContext ctx, Exchange ex, McpExchange m, HttpContent content) {
+    private static void json(ChannelHandlerContext ctx, Exchange ex, McpAnswer m, HttpContent content) {
         boolean last = content instanceof LastHttpContent;
         if (!m.collectResponse(content)) {
             ctx.fireChannelRead(new ExchangeSignal.ResponseRefused(

@@ -2,7 +2,7 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.audit.AuditUnavailableException;
-import dev.agentjail.proxy.mcp.McpExchange;
+import dev.agentjail.proxy.mcp.McpAnswer;
 import dev.agentjail.proxy.ws.Handshake;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -29,9 +29,9 @@ final class ResponseRelay {
     /** The response head, as the response stages left it. */
     void onResponseHead(HttpResponse response, boolean head) {
         Exchange ex = conn.current;
-        if (ex.mcp != null && ex.mcp.responseMode() == McpExchange.ResponseMode.SSE) {
+        if (ex.mcp != null && ex.mcp.answer().responseMode() == McpAnswer.ResponseMode.SSE) {
             // A legacy session puts refusals of its POSTs (other connections) on this stream.
-            ex.mcp.streamTo(conn.ctx.channel().eventLoop(), event -> addEvent(ex, event));
+            ex.mcp.answer().streamTo(conn.ctx.channel().eventLoop(), event -> addEvent(ex, event));
         }
         conn.writeResponseHead(ex, response, head);
     }
@@ -118,7 +118,7 @@ final class ResponseRelay {
 
     /** Records the MCP messages of a response that have records of their own (dropped, or filtered on a stream). */
     void recordStreamMessages(Exchange ex) {
-        for (McpExchange.StreamMessage message : ex.mcp.takeStreamMessages()) {
+        for (McpAnswer.StreamMessage message : ex.mcp.answer().takeStreamMessages()) {
             conn.recordQuietly(conn.recordOf(ex)
                     .kind(AuditRecord.KIND_MCP_MESSAGE)
                     .decision(message.decision())

@@ -70,8 +70,8 @@ class LegacySessionTest {
         McpExchange ex = McpExchange.start(gate, request(HttpMethod.GET, "/sse"), "http", MCP, "/sse");
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set("Content-Type", "text/event-stream");
-        assertEquals(McpExchange.ResponseMode.SSE, ex.onResponseHead(head));
-        ex.streamTo(Runnable::run, event -> injected.add(new String(event, StandardCharsets.UTF_8)));
+        assertEquals(McpAnswer.ResponseMode.SSE, ex.answer().onResponseHead(head));
+        ex.answer().streamTo(Runnable::run, event -> injected.add(new String(event, StandardCharsets.UTF_8)));
         return ex;
     }
 
@@ -79,7 +79,7 @@ class LegacySessionTest {
     private static String feed(McpExchange ex, String events) {
         ByteBuf in = Unpooled.copiedBuffer(events, StandardCharsets.UTF_8);
         try {
-            ByteBuf out = ex.filterSse(in, false, ByteBufAllocator.DEFAULT);
+            ByteBuf out = ex.answer().filterSse(in, false, ByteBufAllocator.DEFAULT);
             if (out == null) {
                 return null;
             }
@@ -159,8 +159,8 @@ class LegacySessionTest {
 
         assertNull(feed(ex, endpointEvent(uri)));
 
-        assertEquals(McpErrors.REASON_ENDPOINT_REFUSED, ex.streamReason());
-        assertEquals(AuditRecord.DENY, ex.streamDecision());
+        assertEquals(McpErrors.REASON_ENDPOINT_REFUSED, ex.answer().streamReason());
+        assertEquals(AuditRecord.DENY, ex.answer().streamDecision());
         assertEquals(0, gate.legacy().size());
     }
 
@@ -172,7 +172,7 @@ class LegacySessionTest {
 
         McpExchange other = stream();
         assertNull(feed(other, endpointEvent("/m?s=1")), "taken by an open session");
-        assertEquals(McpErrors.REASON_ENDPOINT_REFUSED, other.streamReason());
+        assertEquals(McpErrors.REASON_ENDPOINT_REFUSED, other.answer().streamReason());
         assertEquals("docs", docsAt("/m?s=1").name());
     }
 
@@ -231,7 +231,7 @@ class LegacySessionTest {
         String call = "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[]}}\n\n";
         assertEquals(call, feed(stream, call));
 
-        List<McpExchange.StreamMessage> records = stream.takeStreamMessages();
+        List<McpAnswer.StreamMessage> records = stream.answer().takeStreamMessages();
         assertEquals(2, records.size());
         assertEquals(AuditRecord.ALLOW, records.get(0).decision());
         assertEquals("tools/list", records.get(0).details().method());
@@ -267,7 +267,7 @@ class LegacySessionTest {
         assertEquals(
                 "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"tools\":[],\"prompts\":[]}}\n\n",
                 out);
-        List<McpExchange.StreamMessage> records = ex.takeStreamMessages();
+        List<McpAnswer.StreamMessage> records = ex.answer().takeStreamMessages();
         assertEquals(
                 List.of("tools/list", "prompts/list"),
                 records.stream().map(m -> m.details().method()).toList());

@@ -105,9 +105,9 @@ public class McpInspectionBenchmark {
         ex.offer(new DefaultLastHttpContent(Unpooled.wrappedBuffer(LIST_CALL)), true);
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set("content-type", "application/json");
-        ex.onResponseHead(head);
+        ex.answer().onResponseHead(head);
         HttpContent body = new DefaultLastHttpContent(Unpooled.wrappedBuffer(list));
-        ex.collectResponse(body);
-        return ex.filteredResponse();
+        ex.answer().collectResponse(body);
+        return ex.answer().filteredResponse();
     }
 }
