@@ -14,14 +14,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Lets a client's TLS go on only while every ClientHello in it names the CONNECT host: the first, and the second one
- * a HelloRetryRequest asks for. It follows the client's records (and, through {@link ServerHelloWatch}, the server's
- * hellos) until the handshake can hide no further ClientHello: after a TLS 1.3 ServerHello, or after a TLS 1.2
- * client's Finished; from then on a handshake record from the client (a renegotiation, whose ClientHello TLS 1.2
- * encrypts) closes the connection. Records that hold (part of) a ClientHello wait here until it is whole and judged.
+ * a HelloRetryRequest asks for. It frames the client's records and follows the handshake ({@link ClientHandshake};
+ * the server's hellos come from {@link ServerHelloWatch}) until no ClientHello can come unread: after a TLS 1.3
+ * ServerHello, or after a TLS 1.2 client's Finished. From then on it reads only record headers, and a handshake record
+ * from the client (a renegotiation, whose ClientHello TLS 1.2 encrypts) closes the connection. Records that hold (part
+ * of) a ClientHello wait here until it is whole and judged.
  *
  * <p>Relayed ({@code network.tunnel}), anything it cannot read closes the connection: a tunnel is for TLS to the
  * CONNECT host. Terminated (the proxy's own TLS server reads the handshake), it judges the ClientHellos it can parse
- * and hands everything else to the TLS handler behind it.
+ * and hands everything else to the TLS handler behind it, then leaves once that server has sent its ServerHello.
  */
 final class TunnelSniCheck extends ByteToMessageDecoder {
     static final String NAME = "tunnel-sni";
@@ -31,38 +32,19 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
         void refused(String reason, String detail);
     }
 
-    /** How far the handshake is, as the check follows it. */
-    sealed interface Phase {
-        /** Nothing yet: the first bytes must be a ClientHello. */
-        record AwaitingClientHello() implements Phase {}
-
-        /** A ClientHello went; the server's answer comes next (the client may send early data meanwhile). */
-        record AwaitingServerHello() implements Phase {}
-
-        /** The server sent a HelloRetryRequest: one more ClientHello may come, judged as the first was. */
-        record RetryRequested() implements Phase {}
-
-        /** A TLS 1.2 (or older) handshake: the client's messages are plain until its ChangeCipherSpec. */
-        record Tls12(boolean cipherChanged) implements Phase {}
-
-        /** No ClientHello can come any more in a form the proxy can read: no handshake record passes. */
-        record Settled(int version) implements Phase {}
-    }
-
-    private final Target target;
     private final Refusal tunnel;
     private final int maxClientHello;
     private final long timeoutMillis;
     private final boolean relayed;
-
-    private Phase phase = new Phase.AwaitingClientHello();
-    private ChannelHandlerContext ctx;
+    private final ClientHandshake handshake;
 
     /** Records that hold a handshake message not yet whole, to be relayed once it is judged. */
     private final List<ByteBuf> held = new ArrayList<>();
 
     /** The bytes of handshake messages still incomplete. */
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
+
+    private ChannelHandlerContext ctx;
 
     /** Bytes of the current record's body still to relay unread. */
     private int bodyLeft;
@@ -74,17 +56,18 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
     /**
      * @param relayed true for a {@code network.tunnel} relay (whatever is unreadable is refused); false in front of the
      *     proxy's own TLS server
+     * @param timeoutMillis how long a relayed tunnel waits for its first ClientHello (0: no limit here)
      */
     TunnelSniCheck(Target target, Refusal tunnel, int maxClientHello, long timeoutMillis, boolean relayed) {
-        this.target = target;
         this.tunnel = tunnel;
         this.maxClientHello = maxClientHello;
         this.timeoutMillis = timeoutMillis;
         this.relayed = relayed;
+        this.handshake = new ClientHandshake(target, relayed);
     }
 
-    Phase phase() {
-        return phase;
+    ClientHandshake.Phase phase() {
+        return handshake.phase();
     }
 
     @Override
@@ -94,8 +77,8 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
             timeout = ctx.executor()
                     .schedule(
                             () -> {
-                                if (phase instanceof Phase.AwaitingClientHello) {
-                                    refuse(ProxyReasons.SNI_MISMATCH, noClientHello());
+                                if (!handshake.started()) {
+                                    refuse(ProxyReasons.SNI_MISMATCH, handshake.noClientHello());
                                 }
                             },
                             timeoutMillis,
@@ -119,109 +102,76 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
                 ctx.pipeline().remove(this);
                 return;
             }
-            if (bodyLeft > 0) {
-                int n = Math.min(bodyLeft, in.readableBytes());
-                out.add(in.readRetainedSlice(n));
-                bodyLeft -= n;
-                continue;
+            if (!relayUnread(in, out)) {
+                continue; // Refused, or handed over with the rest.
             }
             if (in.readableBytes() < 5) {
-                return;
+                break;
             }
-            int at = in.readerIndex();
-            int type = in.getUnsignedByte(at);
-            int length = in.getUnsignedShort(at + 3);
-            String problem = recordProblem(type, in.getUnsignedByte(at + 1), in.getUnsignedByte(at + 2), length);
-            if (problem != null) {
-                cannotFollow(out, problem);
-                continue;
+            // A handshake record in the clear: whole records only, held until the messages in them are judged.
+            int length = in.getUnsignedShort(in.readerIndex() + 3);
+            if (in.readableBytes() < 5 + length) {
+                break;
             }
-            if (type == Hellos.HANDSHAKE && plainHandshake()) {
-                if (in.readableBytes() < 5 + length) {
-                    return;
-                }
-                byte[] fragment = new byte[length];
-                in.getBytes(at + 5, fragment);
-                held.add(in.readRetainedSlice(5 + length));
-                if (handshake(fragment, out) && pending.size() == 0) {
-                    out.addAll(held);
-                    held.clear();
-                }
-                continue;
+            byte[] fragment = new byte[length];
+            in.getBytes(in.readerIndex() + 5, fragment);
+            held.add(in.readRetainedSlice(5 + length));
+            if (messages(fragment, out) && pending.size() == 0) {
+                out.addAll(held);
+                held.clear();
             }
-            problem = record(type);
-            if (problem != null) {
-                cannotFollow(out, problem);
-                continue;
-            }
-            out.add(in.readRetainedSlice(5));
-            bodyLeft = length;
         }
         if (refused) {
             in.skipBytes(in.readableBytes());
         }
     }
 
-    /** Whether a client handshake record now is in the clear (a ClientHello, or TLS 1.2's messages before CCS). */
-    private boolean plainHandshake() {
-        return !(phase instanceof Phase.Settled) && !(phase instanceof Phase.Tls12 t && t.cipherChanged());
-    }
-
-    /** Why a record header cannot start a TLS record, or null. */
-    private String recordProblem(int type, int major, int minor, int length) {
-        if (type < Hellos.CHANGE_CIPHER_SPEC || type > Hellos.APPLICATION_DATA || major != 3 || minor > 4) {
-            return phase instanceof Phase.AwaitingClientHello
-                    ? noClientHello()
-                    : "the client sent bytes that are no TLS record (type " + type + ")";
-        }
-        if (length > Hellos.MAX_CIPHERTEXT
-                || (type == Hellos.HANDSHAKE && plainHandshake() && length > Hellos.MAX_PLAINTEXT)) {
-            return "the client sent a TLS record longer than TLS allows";
-        }
-        if (length == 0 && type != Hellos.APPLICATION_DATA) {
-            return "the client sent an empty TLS record of type " + type;
-        }
-        return null;
-    }
-
-    /** A record that is not a handshake message in the clear: why it may not pass now, or null (its phase moves on). */
-    private String record(int type) {
-        if (pending.size() > 0) {
-            return "the client interleaved another record with the fragments of a handshake message";
-        }
-        if (phase instanceof Phase.AwaitingClientHello) {
-            return noClientHello();
-        }
-        return switch (type) {
-            case Hellos.HANDSHAKE ->
-                switch (phase) {
-                    case Phase.Tls12 t -> {
-                        phase = new Phase.Settled(Hellos.TLS12); // Its Finished, encrypted.
-                        yield null;
-                    }
-                    case Phase.Settled s
-                    when s.version() == Hellos.TLS13 ->
-                        "the client sent a handshake record after the TLS 1.3 ServerHello";
-                    default ->
-                        "the client started a TLS renegotiation: its ClientHello is encrypted, so a tunnel to "
-                                + target.host() + " cannot tell which server it asks for";
-                };
-            case Hellos.CHANGE_CIPHER_SPEC -> {
-                if (phase instanceof Phase.Tls12 t && !t.cipherChanged()) {
-                    phase = new Phase.Tls12(true);
-                }
-                yield null;
+    /**
+     * Relays, as one slice, the records that need no holding (their headers checked, their bodies unread), up to the
+     * next handshake record in the clear or the end of what arrived. False when the handshake cannot go on.
+     */
+    private boolean relayUnread(ByteBuf in, List<Object> out) {
+        int start = in.readerIndex();
+        int at = start;
+        int end = in.writerIndex();
+        while (at < end) {
+            if (bodyLeft > 0) {
+                int n = Math.min(bodyLeft, end - at);
+                at += n;
+                bodyLeft -= n;
+                continue;
             }
-            case Hellos.APPLICATION_DATA ->
-                phase instanceof Phase.AwaitingServerHello || phase instanceof Phase.Settled
-                        ? null
-                        : "the client sent application data in the middle of its handshake";
-            default -> null; // An alert.
-        };
+            if (end - at < 5) {
+                break;
+            }
+            int type = in.getUnsignedByte(at);
+            int length = in.getUnsignedShort(at + 3);
+            ClientHandshake.Problem problem =
+                    handshake.header(type, in.getUnsignedByte(at + 1), in.getUnsignedByte(at + 2), length);
+            if (problem == null && type == Hellos.HANDSHAKE && handshake.plainHandshake()) {
+                break;
+            }
+            if (problem == null) {
+                problem = handshake.record(type, pending.size() > 0);
+            }
+            if (problem != null) {
+                if (at > start) {
+                    out.add(in.readRetainedSlice(at - start));
+                }
+                cannotFollow(out, problem);
+                return false;
+            }
+            at += 5;
+            bodyLeft = length;
+        }
+        if (at > start) {
+            out.add(in.readRetainedSlice(at - start));
+        }
+        return true;
     }
 
-    /** Takes a plaintext handshake fragment; judges every message it completes. False once refused. */
-    private boolean handshake(byte[] fragment, List<Object> out) {
+    /** Takes a plaintext handshake fragment; judges every message it completes. False once refused or handed over. */
+    private boolean messages(byte[] fragment, List<Object> out) {
         pending.writeBytes(fragment);
         byte[] bytes = pending.toByteArray();
         int at = 0;
@@ -229,14 +179,23 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
             int type = bytes[at] & 0xff;
             int length = ((bytes[at + 1] & 0xff) << 16) | ((bytes[at + 2] & 0xff) << 8) | (bytes[at + 3] & 0xff);
             if (length > maxClientHello) {
-                cannotFollow(out, "the client's handshake message is larger than " + maxClientHello + " bytes");
+                cannotFollow(
+                        out,
+                        ClientHandshake.Problem.of(
+                                "the client's handshake message is larger than " + maxClientHello + " bytes"));
                 return false;
             }
             if (bytes.length - at - 4 < length) {
                 break;
             }
-            if (!message(type, Arrays.copyOfRange(bytes, at + 4, at + 4 + length), out)) {
+            ClientHandshake.Problem problem =
+                    handshake.message(type, Arrays.copyOfRange(bytes, at + 4, at + 4 + length));
+            if (problem != null) {
+                cannotFollow(out, problem);
                 return false;
+            }
+            if (timeout != null && handshake.started()) {
+                timeout.cancel(false);
             }
             at += 4 + length;
         }
@@ -245,83 +204,15 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
         return true;
     }
 
-    /** Judges one whole client handshake message; false when it may not pass (refused or handed over). */
-    private boolean message(int type, byte[] body, List<Object> out) {
-        if (type != Hellos.CLIENT_HELLO) {
-            if (phase instanceof Phase.Tls12) {
-                return true; // ClientKeyExchange, Certificate, CertificateVerify.
-            }
-            cannotFollow(
-                    out,
-                    phase instanceof Phase.AwaitingClientHello
-                            ? noClientHello()
-                            : "the client sent handshake message " + type + " before the server's hello");
-            return false;
-        }
-        if (!(phase instanceof Phase.AwaitingClientHello) && !(phase instanceof Phase.RetryRequested)) {
-            cannotFollow(out, "the client sent a ClientHello the server did not ask for");
-            return false;
-        }
-        String why = judge(Hellos.clientHello(body), phase instanceof Phase.RetryRequested);
-        if (why != null) {
-            refuse(ProxyReasons.SNI_MISMATCH, why);
-            return false;
-        }
-        phase = new Phase.AwaitingServerHello();
-        if (timeout != null) {
-            timeout.cancel(false);
-        }
-        return true;
-    }
-
-    /** Why a ClientHello may not pass, or null: its one server name is the CONNECT host. */
-    private String judge(Hellos.ClientHelloName hello, boolean second) {
-        String which = second ? "the second ClientHello (after a HelloRetryRequest)" : "the ClientHello";
-        if (hello.unreadable() != null) {
-            return second ? hello.unreadable().replace("the ClientHello", which) : hello.unreadable();
-        }
-        if (hello.hidden()) {
-            // Terminated, the proxy's server never decrypts an inner ClientHello (nor does it route by it).
-            return relayed
-                    ? which + " hides its server name (encrypted ClientHello), so a tunnel to " + target.host()
-                            + " cannot tell which server it reaches"
-                    : null;
-        }
-        if (hello.name() == null) {
-            return !relayed || Hellos.names(null, target)
-                    ? null
-                    : which + " names no server; a tunnel to " + target.host() + " needs its name";
-        }
-        return Hellos.names(hello.name(), target)
-                ? null
-                : "TLS server name does not match the CONNECT host " + target.host()
-                        + (second ? " (in the second ClientHello, after a HelloRetryRequest)" : "");
-    }
-
-    /**
-     * The server's hello, as {@link ServerHelloWatch} read it, before the client sees it: a HelloRetryRequest lets one
-     * more ClientHello come; the real one settles the version.
-     */
+    /** The server's hello, as {@link ServerHelloWatch} read it before the client sees it. */
     void serverHello(Hellos.ServerHelloKind hello) {
         if (refused || handedOver) {
             return;
         }
-        if (hello.unreadable() != null) {
-            serverUnreadable(hello.unreadable());
-            return;
-        }
-        if (!(phase instanceof Phase.AwaitingServerHello)) {
-            serverUnreadable("the server sent a hello the client's handshake did not ask for");
-            return;
-        }
-        if (hello.retry()) {
-            phase = new Phase.RetryRequested();
-        } else if (hello.version() == Hellos.TLS13) {
-            phase = new Phase.Settled(Hellos.TLS13);
-        } else {
-            phase = new Phase.Tls12(false);
-        }
-        if (!relayed && phase instanceof Phase.Settled) {
+        ClientHandshake.Problem problem = handshake.serverHello(hello);
+        if (problem != null) {
+            serverUnreadable(problem.detail());
+        } else if (!relayed && handshake.phase() instanceof ClientHandshake.Phase.Settled) {
             handOver();
         }
     }
@@ -330,7 +221,7 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
     void serverUnreadable(String detail) {
         if (relayed) {
             refuse(ProxyReasons.TUNNEL_TLS_UNREADABLE, detail);
-        } else {
+        } else if (!refused) {
             handOver();
         }
     }
@@ -346,27 +237,24 @@ final class TunnelSniCheck extends ByteToMessageDecoder {
     }
 
     /**
-     * The client's side of the handshake cannot be followed. Relayed, the tunnel is refused: before any ClientHello as
-     * {@code sni-mismatch} (no name to judge), later as {@code tunnel-tls-unreadable}. Terminated, the bytes go on to
-     * the TLS handler, which fails what is no TLS.
+     * The handshake cannot go on as the client sent it. A server name that is not the CONNECT host's is refused ({@code
+     * sni-mismatch}). Otherwise, relayed, the tunnel is refused too: before any ClientHello as {@code sni-mismatch} (no
+     * name to judge), later as {@code tunnel-tls-unreadable}; terminated, the bytes go on to the TLS handler, which
+     * fails what is no TLS.
      */
-    private void cannotFollow(List<Object> out, String problem) {
-        if (relayed) {
+    private void cannotFollow(List<Object> out, ClientHandshake.Problem problem) {
+        if (problem.name() || relayed) {
             refuse(
-                    phase instanceof Phase.AwaitingClientHello
+                    problem.name() || !handshake.started()
                             ? ProxyReasons.SNI_MISMATCH
                             : ProxyReasons.TUNNEL_TLS_UNREADABLE,
-                    problem);
+                    problem.detail());
             return;
         }
         out.addAll(held);
         held.clear();
         pending.reset();
         handedOver = true;
-    }
-
-    private String noClientHello() {
-        return "no TLS ClientHello: a tunnel relays TLS to the CONNECT host " + target.host() + " only";
     }
 
     private void refuse(String reason, String detail) {

@@ -65,7 +65,7 @@ class ServerHelloWatchTest {
             up.writeInbound(Unpooled.wrappedBuffer(new byte[] {b}));
         }
         assertArrayEquals(first, passed(up));
-        assertInstanceOf(TunnelSniCheck.Phase.RetryRequested.class, gate.phase());
+        assertInstanceOf(ClientHandshake.Phase.RetryRequested.class, gate.phase());
 
         client.writeInbound(
                 Unpooled.wrappedBuffer(ClientHellos.craft("cdn.example.com").record()));
@@ -74,7 +74,7 @@ class ServerHelloWatchTest {
         byte[] encrypted = {23, 3, 3, 0, 2, 7, 7};
         up.writeInbound(Unpooled.wrappedBuffer(hello), Unpooled.wrappedBuffer(encrypted));
 
-        assertEquals(new TunnelSniCheck.Phase.Settled(Hellos.TLS13), gate.phase());
+        assertEquals(new ClientHandshake.Phase.Settled(Hellos.TLS13), gate.phase());
         ByteArrayOutputStream expected = new ByteArrayOutputStream();
         expected.writeBytes(hello);
         expected.writeBytes(encrypted);
@@ -96,7 +96,7 @@ class ServerHelloWatchTest {
 
         up.writeInbound(Unpooled.wrappedBuffer(record));
 
-        assertEquals(new TunnelSniCheck.Phase.Tls12(false), gate.phase());
+        assertEquals(new ClientHandshake.Phase.Tls12(false), gate.phase());
         assertArrayEquals(record, passed(up));
         assertFalse(up.finishAndReleaseAll());
         assertFalse(client.finishAndReleaseAll());
@@ -125,7 +125,7 @@ class ServerHelloWatchTest {
 
         own.writeOutbound(Unpooled.wrappedBuffer(retry));
 
-        assertInstanceOf(TunnelSniCheck.Phase.RetryRequested.class, gate.phase());
+        assertInstanceOf(ClientHandshake.Phase.RetryRequested.class, gate.phase());
         ByteBuf written = own.readOutbound();
         assertArrayEquals(retry, ByteBufUtil.getBytes(written));
         written.release();

@@ -93,7 +93,7 @@ class TunnelSniCheckTest {
         assertArrayEquals(hello, relayed(channel));
         assertEquals(List.of(), refusals);
         assertTrue(channel.isOpen());
-        assertInstanceOf(TunnelSniCheck.Phase.AwaitingServerHello.class, gate.phase());
+        assertInstanceOf(ClientHandshake.Phase.AwaitingServerHello.class, gate.phase());
         assertFalse(channel.finishAndReleaseAll());
     }
 
@@ -194,7 +194,7 @@ class TunnelSniCheckTest {
                 Unpooled.wrappedBuffer(ClientHellos.craft(HOST).emptyKeyShare().record()));
         relayed(channel);
         gate.serverHello(Hellos.serverHello(retryBody()));
-        assertInstanceOf(TunnelSniCheck.Phase.RetryRequested.class, gate.phase());
+        assertInstanceOf(ClientHandshake.Phase.RetryRequested.class, gate.phase());
 
         byte[] second = ClientHellos.records(ClientHellos.craft(HOST).message(), 7);
         channel.writeInbound(Unpooled.wrappedBuffer(second));
@@ -202,7 +202,7 @@ class TunnelSniCheckTest {
 
         byte[] real = ClientHellos.serverHello(false, Hellos.TLS13);
         gate.serverHello(Hellos.serverHello(java.util.Arrays.copyOfRange(real, 9, real.length)));
-        assertEquals(new TunnelSniCheck.Phase.Settled(Hellos.TLS13), gate.phase());
+        assertEquals(new ClientHandshake.Phase.Settled(Hellos.TLS13), gate.phase());
         // Encrypted records pass, split anywhere; a handshake record in the clear no longer does.
         byte[] data = {23, 3, 3, 0, 4, 9, 9, 9, 9, 23, 3, 3, 0, 2, 8, 8};
         channel.writeInbound(Unpooled.wrappedBuffer(data, 0, 3));
@@ -212,6 +212,27 @@ class TunnelSniCheckTest {
         channel.writeInbound(Unpooled.wrappedBuffer(ClientHellos.craft(HOST).record()));
         assertArrayEquals(new byte[0], relayed(channel));
         assertRefused(channel, ProxyReasons.TUNNEL_TLS_UNREADABLE, "after the TLS 1.3 ServerHello");
+        assertFalse(channel.finishAndReleaseAll());
+    }
+
+    @Test
+    void onceSettledTheRecordsOfOneReadGoOnAsOneBuffer() throws Exception {
+        EmbeddedChannel channel = channel(HOST + ":443");
+        channel.writeInbound(Unpooled.wrappedBuffer(ClientHellos.craft(HOST).record()));
+        relayed(channel);
+        byte[] real = ClientHellos.serverHello(false, Hellos.TLS13);
+        gate.serverHello(Hellos.serverHello(java.util.Arrays.copyOfRange(real, 9, real.length)));
+        ByteArrayOutputStream records = new ByteArrayOutputStream();
+        for (int i = 0; i < 50; i++) {
+            records.writeBytes(new byte[] {23, 3, 3, 0, 3, 1, 2, 3});
+        }
+
+        channel.writeInbound(Unpooled.wrappedBuffer(records.toByteArray()));
+
+        ByteBuf one = channel.readInbound();
+        assertArrayEquals(records.toByteArray(), ByteBufUtil.getBytes(one));
+        one.release();
+        assertNull(channel.readInbound(), "one slice per read, not one per record");
         assertFalse(channel.finishAndReleaseAll());
     }
 
@@ -283,7 +304,7 @@ class TunnelSniCheckTest {
         assertArrayEquals(hello, relayed(channel));
         byte[] sh = ClientHellos.serverHello(false, Hellos.TLS12);
         gate.serverHello(Hellos.serverHello(java.util.Arrays.copyOfRange(sh, 9, sh.length)));
-        assertEquals(new TunnelSniCheck.Phase.Tls12(false), gate.phase());
+        assertEquals(new ClientHandshake.Phase.Tls12(false), gate.phase());
 
         // ClientKeyExchange in the clear, ChangeCipherSpec, the encrypted Finished, then application data.
         byte[] flight = concat(
@@ -293,7 +314,7 @@ class TunnelSniCheckTest {
                 new byte[] {23, 3, 3, 0, 2, 6, 6});
         channel.writeInbound(Unpooled.wrappedBuffer(flight));
         assertArrayEquals(flight, relayed(channel));
-        assertEquals(new TunnelSniCheck.Phase.Settled(Hellos.TLS12), gate.phase());
+        assertEquals(new ClientHandshake.Phase.Settled(Hellos.TLS12), gate.phase());
 
         // A renegotiation: a handshake record again, its ClientHello encrypted.
         channel.writeInbound(Unpooled.wrappedBuffer(new byte[] {22, 3, 3, 0, 3, 4, 4, 4}));
