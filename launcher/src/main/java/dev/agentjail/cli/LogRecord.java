@@ -16,6 +16,7 @@ import java.util.OptionalLong;
  *
  * @param seq the hash chain's per-file sequence number, when the log has one
  * @param mcp the MCP server, method and tool of the request, when the proxy recognised an MCP call
+ * @param websocket the message counts of a WebSocket relay's {@code tunnel-close} record
  * @param sessionInfo the {@code agentjail run} session details of {@code session-start}/{@code session-end} records
  */
 record LogRecord(
@@ -42,6 +43,7 @@ record LogRecord(
         String firstBytesSha256,
         List<Redaction> redactions,
         Mcp mcp,
+        WebSocket websocket,
         SessionInfo sessionInfo,
         OptionalLong seq) {
 
@@ -105,6 +107,33 @@ record LogRecord(
         return TUNNEL_CLOSE.equals(kind) && (AuditRecord.TLS_TUNNEL.equals(tls) || status == 101);
     }
 
+    /** Whether this is the {@code tunnel-close} record of a WebSocket relay: one per connection, with its counts. */
+    boolean isWebSocket() {
+        return TUNNEL_CLOSE.equals(kind) && websocket != null;
+    }
+
+    /**
+     * What was found in a WebSocket relay's messages (locations {@code websocket-text}, {@code -binary}, {@code
+     * -control}); the record's other redactions are its handshake's, which its upgrade request's record holds too.
+     */
+    List<Redaction> messageRedactions() {
+        if (websocket == null) {
+            return List.of();
+        }
+        return redactions.stream()
+                .filter(r -> r.location().startsWith(WebSocket.LOCATION_PREFIX))
+                .toList();
+    }
+
+    /** The number of secrets found in a WebSocket relay's messages. */
+    long messageRedactionCount() {
+        long n = 0;
+        for (Redaction r : messageRedactions()) {
+            n += r.count();
+        }
+        return n;
+    }
+
     /** The MCP tool name, or {@code null} when the record is no MCP tool call. */
     String mcpTool() {
         return mcp == null ? null : mcp.tool();
@@ -122,6 +151,16 @@ record LogRecord(
             Objects.requireNonNull(kind, "kind");
             Objects.requireNonNull(location, "location");
             require(count >= 1, "a redaction count must be at least 1");
+        }
+    }
+
+    /** A WebSocket relay's messages each way (each counted once, however fragmented): never their content. */
+    record WebSocket(long messagesOut, long messagesIn) {
+        /** The redaction locations of WebSocket messages. */
+        static final String LOCATION_PREFIX = "websocket-";
+
+        WebSocket {
+            require(messagesOut >= 0 && messagesIn >= 0, "negative WebSocket message count");
         }
     }
 

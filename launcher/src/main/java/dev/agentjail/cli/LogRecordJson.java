@@ -104,6 +104,7 @@ final class LogRecordJson {
                     f.string("first_bytes_sha256"),
                     redactions(f),
                     mcp(f),
+                    webSocket(f),
                     info,
                     f.has("seq") ? OptionalLong.of(f.requiredLong("seq")) : OptionalLong.empty());
         } catch (IllegalArgumentException | NullPointerException e) {
@@ -220,6 +221,26 @@ final class LogRecordJson {
             list.add(new LogRecord.Redaction(r.requiredString("kind"), r.requiredString("location"), count));
         }
         return list;
+    }
+
+    /**
+     * A WebSocket relay's counts: a {@code "websocket"} object with {@code messages_out} and {@code messages_in}, or the
+     * flat names {@code websocket.messages_out} and {@code websocket.messages_in}.
+     */
+    private static LogRecord.WebSocket webSocket(Fields f) throws LogRecordException {
+        if (f.has("websocket.messages_out") || f.has("websocket.messages_in")) {
+            return new LogRecord.WebSocket(
+                    f.requiredLong("websocket.messages_out"), f.requiredLong("websocket.messages_in"));
+        }
+        if (!f.has("websocket")) {
+            return null;
+        }
+        if (!(f.raw("websocket") instanceof Map<?, ?> m)) {
+            throw new LogRecordException("\"websocket\" must be an object");
+        }
+        @SuppressWarnings("unchecked")
+        Fields wf = new Fields((Map<String, Object>) m, "websocket.");
+        return new LogRecord.WebSocket(wf.requiredLong("messages_out"), wf.requiredLong("messages_in"));
     }
 
     /** The MCP fields: an {@code "mcp"} object, or the flat names {@code mcp.server}, {@code mcp.method}, … */

@@ -20,8 +20,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Prints per-host counts of audit logs, then the totals.",
             "Per host: requests, denials, errors, bytes sent and received, secrets",
-            "redacted and MCP tools used. Several files are added up (e.g. a log and",
-            "its rotated predecessors)."
+            "redacted (in requests and WebSocket messages), MCP tools used, and when",
+            "there were any, WebSocket connections and their messages sent and received.",
+            "Several files are added up (e.g. a log and its rotated predecessors)."
         })
 final class LogSummary implements Callable<Integer> {
     private static final String[] HEADER = {
@@ -47,7 +48,10 @@ final class LogSummary implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** The summary as text: one heading line, then the table (hosts, then TOTAL). */
+    /**
+     * The summary as text: one heading line, then the table (hosts, then TOTAL). The WebSocket columns (connections,
+     * and their messages sent and received) are there when the logs hold a WebSocket connection.
+     */
     static void print(PrintWriter out, LogSummaryStats stats, int fileCount) {
         String files = fileCount == 1 ? "1 file" : fileCount + " files";
         if (stats.records() == 0) {
@@ -62,13 +66,15 @@ final class LogSummary implements Callable<Integer> {
                 stats.sessions() == 1 ? "session" : "sessions",
                 LogRecordText.time(stats.first()),
                 LogRecordText.time(stats.last()));
+        boolean ws = stats.total().webSockets > 0;
         List<String[]> rows = new ArrayList<>();
-        rows.add(HEADER);
+        rows.add(ws ? withWebSockets(HEADER, "WS", "WS MESSAGES") : HEADER);
         for (LogSummaryStats.Host h : stats.hosts()) {
-            rows.add(row(LogRecordText.printable(h.name), h));
+            rows.add(row(LogRecordText.printable(h.name), h, ws));
         }
-        rows.add(row("TOTAL", stats.total()));
-        int[] widths = new int[HEADER.length];
+        rows.add(row("TOTAL", stats.total(), ws));
+        int columns = rows.get(0).length;
+        int[] widths = new int[columns];
         for (String[] row : rows) {
             for (int i = 0; i < row.length; i++) {
                 widths[i] = Math.max(widths[i], row[i].length());
@@ -78,7 +84,7 @@ final class LogSummary implements Callable<Integer> {
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.length; i++) {
                 String cell = row[i];
-                boolean numeric = i >= 1 && i <= 6;
+                boolean numeric = i >= 1 && i < columns - 1;
                 int gap = widths[i] - cell.length();
                 if (i > 0) {
                     line.append("  ");
@@ -95,8 +101,17 @@ final class LogSummary implements Callable<Integer> {
         }
     }
 
-    private static String[] row(String name, LogSummaryStats.Host h) {
-        return new String[] {
+    /** {@code cells} with {@code extra} inserted before the last column (MCP tools, which stays last). */
+    private static String[] withWebSockets(String[] cells, String... extra) {
+        String[] out = new String[cells.length + extra.length];
+        System.arraycopy(cells, 0, out, 0, cells.length - 1);
+        System.arraycopy(extra, 0, out, cells.length - 1, extra.length);
+        out[out.length - 1] = cells[cells.length - 1];
+        return out;
+    }
+
+    private static String[] row(String name, LogSummaryStats.Host h, boolean ws) {
+        String[] cells = {
             name,
             Long.toString(h.requests),
             Long.toString(h.denied),
@@ -106,6 +121,14 @@ final class LogSummary implements Callable<Integer> {
             Long.toString(h.redactions),
             tools(h.mcpTools)
         };
+        return ws ? withWebSockets(cells, Long.toString(h.webSockets), messages(h)) : cells;
+    }
+
+    /** A host's WebSocket messages sent and received, as {@code 12↑ 30↓}; {@code -} without a connection. */
+    static String messages(LogSummaryStats.Host h) {
+        return h.webSockets == 0
+                ? "-"
+                : h.webSocketMessagesOut + "" + LogTailFormat.UP + " " + h.webSocketMessagesIn + LogTailFormat.DOWN;
     }
 
     private static String tools(Map<String, Long> tools) {

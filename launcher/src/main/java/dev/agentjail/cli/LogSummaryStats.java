@@ -11,7 +11,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Per-host counts of audit records: requests, denials, errors, bytes each way, secrets redacted, MCP tools called.
+ * Per-host counts of audit records: requests, denials, errors, bytes each way, secrets redacted (in requests and in
+ * WebSocket messages), WebSocket connections and their messages each way, MCP tools called.
  * Requests are {@code request} records; bytes also come from the {@code tunnel-close} records that carry bytes no
  * request record holds (see {@link LogRecord#carriesOwnBytes()}).
  */
@@ -36,6 +37,9 @@ final class LogSummaryStats {
         long bytesOut;
         long bytesIn;
         long redactions;
+        long webSockets;
+        long webSocketMessagesOut;
+        long webSocketMessagesIn;
         final Map<String, Long> mcpTools = new TreeMap<>();
 
         Host(String name) {
@@ -46,6 +50,12 @@ final class LogSummaryStats {
             if (r.carriesOwnBytes()) {
                 bytesOut += r.bytesOut();
                 bytesIn += r.bytesIn();
+            }
+            if (r.isWebSocket()) {
+                webSockets++;
+                webSocketMessagesOut += r.websocket().messagesOut();
+                webSocketMessagesIn += r.websocket().messagesIn();
+                redactions += r.messageRedactionCount();
             }
             if (!r.isRequest()) {
                 return;

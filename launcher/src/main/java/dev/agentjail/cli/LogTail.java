@@ -25,7 +25,9 @@ import picocli.CommandLine.Spec;
             "Prints the last requests of an audit log, one readable line each.",
             "A line holds the time, decision, method, target, status, bytes sent and",
             "received, and the reason of a refusal, secrets redacted and MCP tool when",
-            "there are any. With -f, keeps printing new requests, also across rotation."
+            "there are any. A WebSocket connection gets a line when it closes, with its",
+            "messages sent and received (ws 12\u2191 30\u2193) and the secrets redacted in them.",
+            "With -f, keeps printing new requests, also across rotation."
         })
 final class LogTail implements Callable<Integer> {
     @Spec
@@ -130,9 +132,12 @@ final class LogTail implements Callable<Integer> {
         return ExitCodes.OK;
     }
 
-    /** Request records only, narrowed by {@code --deny} and {@code --host}. */
+    /**
+     * Request records and WebSocket relays' records (one per connection, with its message counts), narrowed by {@code
+     * --deny} and {@code --host}.
+     */
     static Predicate<LogRecord> filter(boolean denyOnly, String host) {
-        Predicate<LogRecord> p = LogRecord::isRequest;
+        Predicate<LogRecord> p = r -> r.isRequest() || r.isWebSocket();
         if (denyOnly) {
             p = p.and(LogRecord::isDenied);
         }

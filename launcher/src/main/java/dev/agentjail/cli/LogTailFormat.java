@@ -2,13 +2,16 @@ package dev.agentjail.cli;
 
 import java.io.Console;
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
  * One readable line per request record, for {@code agentjail log tail}: time, decision, method, target, status, bytes
- * each way, and when present the reason of a refusal, the secrets redacted and the MCP tool. Every value from the log
+ * each way, and when present the reason of a refusal, the secrets redacted and the MCP tool. A WebSocket relay's
+ * record (one per connection, when it closed) gets a line too: method {@code WS}, and {@code ws 12↑ 30↓} for the
+ * messages sent and received, with the secrets redacted in them. Every value from the log
  * goes through {@link LogRecordText#printable}, so a hostile path cannot drive the terminal.
  */
 final class LogTailFormat {
@@ -20,6 +23,14 @@ final class LogTailFormat {
     private static final String GREEN = "\u001b[32m";
     private static final String RED = "\u001b[1;31m";
     private static final String YELLOW = "\u001b[33m";
+
+    /** The method column of a WebSocket relay's record, which stands for the connection after its 101. */
+    static final String WEBSOCKET = "WS";
+
+    /** Messages from the client to the upstream, and back. */
+    static final char UP = '\u2191';
+
+    static final char DOWN = '\u2193';
 
     private final boolean color;
 
@@ -75,7 +86,8 @@ final class LogTailFormat {
         } else {
             out.append(padded);
         }
-        out.append("  ").append(pad(r.method() == null ? "-" : LogRecordText.printable(r.method()), 7));
+        String method = r.isWebSocket() ? WEBSOCKET : r.method() == null ? "-" : LogRecordText.printable(r.method());
+        out.append("  ").append(pad(method, 7));
         out.append("  ").append(target(r));
         out.append("  ").append(r.status() == 0 ? "-" : String.valueOf(r.status()));
         out.append("  out ").append(compact(r.bytesOut()));
@@ -83,12 +95,15 @@ final class LogTailFormat {
         if (!r.isAllowed() && r.reason() != null) {
             out.append("  reason ").append(LogRecordText.printable(r.reason()));
         }
-        if (!r.redactions().isEmpty()) {
-            out.append("  redacted ")
-                    .append(r.redactions().stream()
-                            .map(x -> LogRecordText.printable(x.kind()) + "@" + LogRecordText.printable(x.location())
-                                    + "(" + x.count() + ")")
-                            .collect(Collectors.joining(",")));
+        if (r.isWebSocket()) {
+            out.append("  ws ").append(r.websocket().messagesOut()).append(UP);
+            out.append(' ').append(r.websocket().messagesIn()).append(DOWN);
+            long found = r.messageRedactionCount();
+            if (found > 0) {
+                out.append(' ').append(found).append(" redacted: ").append(redactions(r.messageRedactions()));
+            }
+        } else if (!r.redactions().isEmpty()) {
+            out.append("  redacted ").append(redactions(r.redactions()));
         }
         if (r.mcp() != null) {
             String label = r.mcp().toolLabel();
@@ -121,6 +136,13 @@ final class LogTailFormat {
         int defaultPort = "https".equals(r.scheme()) ? 443 : 80;
         String port = r.port() > 0 && r.port() != defaultPort ? ":" + r.port() : "";
         return LogRecordText.printable(r.scheme()) + "://" + host + port + path;
+    }
+
+    private static String redactions(List<LogRecord.Redaction> found) {
+        return found.stream()
+                .map(x -> LogRecordText.printable(x.kind()) + "@" + LogRecordText.printable(x.location()) + "("
+                        + x.count() + ")")
+                .collect(Collectors.joining(","));
     }
 
     private static String colourOf(String decision) {

@@ -12,8 +12,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * What the HTML report shows, gathered from audit records: per-host counts, decisions, redactions by kind, MCP calls
- * by tool, requests over time by host, and the denials. {@link #toJson()} is the data the page's script draws from;
+ * What the HTML report shows, gathered from audit records: per-host counts, decisions, redactions by kind (in requests
+ * and WebSocket messages), WebSocket connections and messages, MCP calls by tool, requests over time by host, and the
+ * denials. {@link #toJson()} is the data the page's script draws from;
  * every string in it has been made {@linkplain LogRecordText#printable printable}.
  */
 final class ReportData {
@@ -41,6 +42,9 @@ final class ReportData {
 
     void add(LogRecord r) {
         stats.add(r);
+        for (LogRecord.Redaction x : r.messageRedactions()) {
+            redactions.merge(x.kind(), x.count(), Long::sum);
+        }
         if (!r.isRequest()) {
             return;
         }
@@ -108,6 +112,11 @@ final class ReportData {
         root.put("bytes", bytes);
         root.put("redactions", items(redactions));
         root.put("mcp", items(mcpTools));
+        Map<String, Object> ws = new LinkedHashMap<>();
+        ws.put("connections", total.webSockets);
+        ws.put("messages_out", total.webSocketMessagesOut);
+        ws.put("messages_in", total.webSocketMessagesIn);
+        root.put("websocket", ws);
         root.put("series", series());
         return root;
     }

@@ -64,6 +64,10 @@ final class ReportHtml {
         card(h, "received", "received", LogRecordText.bytes(total.bytesIn));
         card(h, "redactions", "secrets redacted", Long.toString(data.redactionCount()));
         card(h, "mcp", "MCP calls", Long.toString(data.mcpCalls()));
+        if (total.webSockets > 0) {
+            card(h, "websockets", "WebSocket connections", Long.toString(total.webSockets));
+            card(h, "websocket-messages", "WebSocket messages sent, received", LogSummary.messages(total));
+        }
         h.append("</section>\n");
         chart(h, "Requests over time, by host", "chart-time");
         h.append("<ul id=\"legend-time\" class=\"legend\"></ul>\n</section>\n");

@@ -19,7 +19,8 @@ import java.util.stream.Collectors;
 
 /**
  * The few lines {@code agentjail run} prints on stderr when a session ends: requests, denials with their top hosts,
- * secrets redacted, and the audit log's path.
+ * secrets redacted (in requests and WebSocket messages), WebSocket connections with their messages, and the audit
+ * log's path.
  *
  * <p>The counts of requests and denials come from the session's own sink. The hosts and the redactions come from the
  * log itself, read backwards from its end: only lines of this session are parsed, and reading stops at the session's
@@ -35,6 +36,9 @@ final class SessionSummary {
     private final Map<String, Long> deniedHosts = new HashMap<>();
     private final Map<String, Long> redactionKinds = new HashMap<>();
     private long requestsSeen;
+    private long webSockets;
+    private long webSocketMessagesOut;
+    private long webSocketMessagesIn;
 
     /** Prints the summary; a log that cannot be read leaves the details out and says so, it never fails the run. */
     static void print(PrintWriter err, String sessionId, Path auditLog, long requests, long denials) {
@@ -117,13 +121,27 @@ final class SessionSummary {
         if (LogRecord.SESSION_START.equals(r.kind())) {
             return true;
         }
-        if (r.isRequest()) {
+        if (r.isRequest() || r.isWebSocket()) {
             add(r);
         }
         return requestsSeen >= expectedRequests;
     }
 
+    /**
+     * Counts a request record, or a WebSocket relay's record: its connection, messages and the secrets redacted in
+     * them (the handshake's are its upgrade request's). Each connection's record follows its request in the log, so
+     * reading backwards meets it before the request that stops the scan.
+     */
     void add(LogRecord r) {
+        if (r.isWebSocket()) {
+            webSockets++;
+            webSocketMessagesOut += r.websocket().messagesOut();
+            webSocketMessagesIn += r.websocket().messagesIn();
+            for (LogRecord.Redaction x : r.messageRedactions()) {
+                redactionKinds.merge(x.kind(), x.count(), Long::sum);
+            }
+            return;
+        }
         requestsSeen++;
         if (r.isDenied()) {
             deniedHosts.merge(r.host() == null ? LogSummaryStats.NO_HOST : r.host(), 1L, Long::sum);
@@ -148,6 +166,11 @@ final class SessionSummary {
         }
         if (!redactionKinds.isEmpty()) {
             err.println("agentjail:   redacted: " + top(redactionKinds, Integer.MAX_VALUE));
+        }
+        if (webSockets > 0) {
+            err.println("agentjail:   websocket: " + webSockets + (webSockets == 1 ? " connection, " : " connections, ")
+                    + webSocketMessagesOut + (webSocketMessagesOut == 1 ? " message" : " messages") + " sent, "
+                    + webSocketMessagesIn + " received");
         }
         if (problem != null) {
             err.println("agentjail:   (no details: cannot read the audit log: " + problem + ")");

@@ -61,7 +61,13 @@ final class InterceptSwitch {
 
         long handshakeMillis = runtime.timeouts().header().toMillis();
         ProxyResponseEncoder encoder = new ProxyResponseEncoder();
-        cp.addLast(TLS, new SniHandler(sniMapping(target, interception, tunnel), MAX_CLIENT_HELLO, handshakeMillis))
+        // Every ClientHello the client sends in the clear is judged as the first: the SNI handler reads only that one.
+        TunnelSniCheck gate = new TunnelSniCheck(target, tunnel::refused, MAX_CLIENT_HELLO, 0, false);
+        cp.addLast(TunnelSniCheck.NAME, gate)
+                .addLast(ServerHelloWatch.NAME, new ServerHelloWatch(gate, true))
+                .addLast(
+                        TLS,
+                        new SniHandler(sniMapping(target, interception, tunnel), MAX_CLIENT_HELLO, handshakeMillis))
                 .addLast(InterceptedTunnel.NAME, tunnel)
                 .addLast(
                         ProxyServer.DECODER,
@@ -113,7 +119,7 @@ final class InterceptSwitch {
     }
 
     private static boolean sameHost(String sni, Target target) {
-        return TunnelSniCheck.matches(sni, target);
+        return dev.agentjail.proxy.tls.Hellos.names(sni, target);
     }
 
     /** The ClientHello named another server than the CONNECT. */

@@ -36,6 +36,14 @@ final class InterceptedTunnel extends ChannelDuplexHandler {
         failureDetail = "TLS server name does not match the CONNECT host " + connect.target.host();
     }
 
+    /** Called by the ClientHello check in front of the TLS handler, which then closes the connection. */
+    void refused(String reason, String detail) {
+        if (failureReason == null) {
+            failureReason = reason;
+            failureDetail = detail;
+        }
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ByteBuf b) {
@@ -100,7 +108,11 @@ final class InterceptedTunnel extends ChannelDuplexHandler {
         AuditRecord.Builder b =
                 connect.record(runtime.session(), client, System.nanoTime()).kind(AuditRecord.KIND_TUNNEL_CLOSE);
         if (failureReason != null) {
-            b.decision(failureReason.equals(ProxyReasons.SNI_MISMATCH) ? AuditRecord.DENY : AuditRecord.ERROR)
+            b.decision(
+                            failureReason.equals(ProxyReasons.SNI_MISMATCH)
+                                            || failureReason.equals(ProxyReasons.TUNNEL_TLS_UNREADABLE)
+                                    ? AuditRecord.DENY
+                                    : AuditRecord.ERROR)
                     .reason(failureReason)
                     .error(failureDetail);
         } else {

@@ -28,6 +28,13 @@ public final class ProxyReasons {
     /** The TLS ClientHello named another server (SNI) than the CONNECT did. */
     public static final String SNI_MISMATCH = "sni-mismatch";
 
+    /**
+     * A relayed tunnel's TLS went where the proxy cannot follow it far enough to know every server name asked for: a
+     * record or handshake message that does not parse or comes out of order, or a TLS 1.2 renegotiation (whose
+     * ClientHello is encrypted).
+     */
+    public static final String TUNNEL_TLS_UNREADABLE = "tunnel-tls-unreadable";
+
     /** The request's host name carries a secret: it is never resolved, and its record shows it redacted. */
     public static final String SECRET_IN_HOST = "secret-in-host";
 

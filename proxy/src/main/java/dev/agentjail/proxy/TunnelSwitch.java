@@ -126,14 +126,16 @@ final class TunnelSwitch {
         ChannelPipeline cp = client.pipeline();
         cp.addLast("tunnel-idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
         if (http == null && runtime.tunnelled(ex.target)) {
-            // A network.tunnel host: nothing reaches the upstream before the ClientHello names the CONNECT host.
-            cp.addLast(
-                    TunnelSniCheck.NAME,
-                    new TunnelSniCheck(
-                            ex.target,
-                            tunnel,
-                            MAX_CLIENT_HELLO,
-                            runtime.timeouts().header().toMillis()));
+            // A network.tunnel host: nothing reaches the upstream before the ClientHello names the CONNECT host, and
+            // no later ClientHello (after a HelloRetryRequest, a renegotiation) passes unread.
+            TunnelSniCheck gate = new TunnelSniCheck(
+                    ex.target,
+                    tunnel,
+                    MAX_CLIENT_HELLO,
+                    runtime.timeouts().header().toMillis(),
+                    true);
+            cp.addLast(TunnelSniCheck.NAME, gate);
+            upstream.pipeline().addLast(ServerHelloWatch.NAME, new ServerHelloWatch(gate, false));
         }
         carrier.install(tunnel, client, upstream);
         if (http != null) {
@@ -187,14 +189,15 @@ final class TunnelSwitch {
             this.client = client;
         }
 
-        /** The tunnel was refused before any client byte reached the upstream: the record says why. */
+        /**
+         * The tunnel's TLS check refused it: the record says why, and counts what was relayed before (nothing when the
+         * first ClientHello was refused).
+         */
         @Override
         public void refused(String reason, String detail) {
-            if (recorded) {
-                return;
+            if (!recorded) {
+                record(AuditRecord.DENY, reason, detail);
             }
-            bytesOut = 0;
-            record(AuditRecord.DENY, reason, detail);
         }
 
         @Override
