@@ -80,6 +80,10 @@ final class LogExportEcs {
             put(doc, "agentjail.mcp.method", r.mcp().method());
             put(doc, "agentjail.mcp.tool", r.mcp().tool());
         }
+        if (r.isWebSocket()) {
+            put(doc, "agentjail.websocket.messages_out", r.websocket().messagesOut());
+            put(doc, "agentjail.websocket.messages_in", r.websocket().messagesIn());
+        }
         LogRecord.SessionInfo s = r.sessionInfo();
         if (s != null) {
             put(doc, "agentjail.policy.sha256", s.policySha256());

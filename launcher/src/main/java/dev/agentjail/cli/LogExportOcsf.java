@@ -93,6 +93,10 @@ final class LogExportOcsf {
             put(e, "unmapped.mcp.method", r.mcp().method());
             put(e, "unmapped.mcp.tool", r.mcp().tool());
         }
+        if (r.isWebSocket()) {
+            put(e, "unmapped.websocket.messages_out", r.websocket().messagesOut());
+            put(e, "unmapped.websocket.messages_in", r.websocket().messagesIn());
+        }
         return e;
     }
 

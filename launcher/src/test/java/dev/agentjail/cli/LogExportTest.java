@@ -182,7 +182,7 @@ class LogExportTest {
                 problems);
     }
 
-    private static Object at(Map<String, Object> doc, String path) {
+    static Object at(Map<String, Object> doc, String path) {
         return LogExportFieldList.lookup(doc, path);
     }
 

@@ -101,4 +101,25 @@ class WebSocketRecordsTest {
                         + "agentjail:   websocket: 2 connections, 4 messages sent, 3 received\n",
                 err.toString());
     }
+
+    @Test
+    void theExportsCarryTheCountsInListedFields() throws Exception {
+        Path log = LogReaderTestCli.resource(LOG);
+        for (String format : List.of("ecs", "ocsf")) {
+            LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", format, log.toString());
+            assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+            LogExportFieldList fields = format.equals("ecs") ? LogExportTest.ECS : LogExportTest.OCSF;
+            String prefix = format.equals("ecs") ? "agentjail.websocket." : "unmapped.websocket.";
+            long connections = 0;
+            for (Map<String, Object> doc : LogExportTest.parseLines(r.out())) {
+                assertEquals(List.of(), fields.problems(doc), () -> LogRecordJson.write(doc));
+                Object out = LogExportTest.at(doc, prefix + "messages_out");
+                if (out != null) {
+                    connections++;
+                    assertTrue(LogExportTest.at(doc, prefix + "messages_in") != null, format);
+                }
+            }
+            assertEquals(2, connections, format + ": both connections carry their counts");
+        }
+    }
 }
