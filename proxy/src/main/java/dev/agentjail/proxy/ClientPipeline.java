@@ -9,8 +9,8 @@ import io.netty.channel.ChannelPipeline;
  * StrictRequestDecoder}, added before these), one request at a time ({@link RequestSequencer}), the decision on its
  * head ({@link RequestIntake}: routing, policy, head inspection), body decoding and scanning ({@link BodyScanner}),
  * the MCP request gate ({@link McpRequestGate}), and the {@link ExchangeHandler}, which dials and forwards. On the
- * upstream connection ({@link UpstreamConnection}) the response goes through framing, credential scrubbing ({@link
- * ResponseScrubbing}) and the MCP response filter ({@link McpResponseFilter}) to the {@link ResponseRelay}. A stage
+ * upstream connection ({@link UpstreamConnection}) the response goes through framing, the MCP response filter ({@link
+ * McpResponseFilter}) and, last, credential scrubbing ({@link ResponseScrubbing}) to the {@link ResponseRelay}. A stage
  * passes its verdicts on as {@link ExchangeSignal}s. A new decoding of request bodies belongs in the body scanner's
  * {@code OutboundRequest}; a new check of a whole request head, in the intake.
  */

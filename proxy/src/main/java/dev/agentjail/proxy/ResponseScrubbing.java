@@ -17,7 +17,9 @@ import java.util.function.Supplier;
 
 /**
  * The response stage that keeps an injected credential from coming back: the response to a request that carried one
- * has the real value swapped back to its placeholder in every header, body part and trailer as it streams. A response
+ * has the real value swapped back to its placeholder in the status line's reason phrase and in every header, body
+ * part and trailer, as it streams. It runs last, after every stage that may rewrite the response (the MCP filter
+ * writes the messages it parses anew, with their escapes decoded), so it sees the bytes the client gets. A response
  * whose body is encoded (any {@code Content-Encoding} but identity, any transfer-coding but chunked) cannot be scrubbed
  * as it streams and is refused ({@link ExchangeSignal.ResponseRefused}): the request asked for identity.
  */
@@ -52,6 +54,12 @@ final class ResponseScrubbing extends ChannelInboundHandlerAdapter {
                 return;
             }
             scrubber.scrub(response.headers());
+            String reason = response.status().reasonPhrase();
+            String scrubbed = scrubber.scrub(reason, "");
+            if (!scrubbed.equals(reason)) {
+                // The reason phrase is text a client shows too.
+                response.setStatus(new HttpResponseStatus(response.status().code(), scrubbed));
+            }
             ctx.fireChannelRead(response);
         } else if (msg instanceof HttpContent content) {
             ctx.fireChannelRead(scrub(scrubber, content, ctx));

@@ -101,8 +101,8 @@ final class UpstreamConnection {
                 .addLast(CODEC, new HttpClientCodec(config, false, false))
                 .addLast(IDLE, new IdleStateHandler(idle, 0, 0, TimeUnit.MILLISECONDS))
                 .addLast(RELAY, new Relay())
-                .addLast(ResponseScrubbing.NAME, new ResponseScrubbing(this::exchange))
                 .addLast(McpResponseFilter.NAME, new McpResponseFilter(this::exchange))
+                .addLast(ResponseScrubbing.NAME, new ResponseScrubbing(this::exchange))
                 .addLast(DELIVERY, new Delivery());
     }
 
@@ -143,8 +143,8 @@ final class UpstreamConnection {
         reusable = false;
         ChannelPipeline p = channel.pipeline();
         p.remove(DELIVERY);
-        p.remove(McpResponseFilter.NAME);
         p.remove(ResponseScrubbing.NAME);
+        p.remove(McpResponseFilter.NAME);
         p.remove(RELAY);
         p.remove(IDLE);
         p.remove(CODEC);

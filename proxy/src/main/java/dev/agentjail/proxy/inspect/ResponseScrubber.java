@@ -131,6 +131,27 @@ public final class ResponseScrubber {
         }
     }
 
+    /**
+     * A line of text with every value swapped (a status line's reason phrase); one that holds a value once its
+     * whitespace is gone is replaced whole by {@code instead}.
+     */
+    public String scrub(String text, String instead) {
+        String squeezed = text.replaceAll("\\s+", "");
+        String out = text;
+        for (int i = 0; i < valueTexts.size(); i++) {
+            int count = occurrences(out, valueTexts.get(i));
+            swapped += count;
+            out = out.replace(valueTexts.get(i), replacementTexts.get(i));
+        }
+        for (String spelling : valueTexts) {
+            if (squeezed.contains(spelling.replaceAll("\\s+", "")) && !text.contains(spelling)) {
+                swapped++;
+                return instead;
+            }
+        }
+        return out;
+    }
+
     private static int occurrences(String text, String value) {
         int count = 0;
         for (int at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length())) {

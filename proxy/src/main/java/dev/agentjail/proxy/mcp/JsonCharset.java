@@ -24,6 +24,26 @@ public final class JsonCharset {
     /** The encoding of a JSON text and the length of its byte order mark (0 when it has none). */
     record Detected(Charset charset, int bomLength) {}
 
+    /** How many bytes of a JSON text tell its encoding (RFC 4627, section 3; a BOM is at most four). */
+    static final int DETECTION_BYTES = 4;
+
+    /**
+     * Whether the start {@code in[0, length)}, shorter than {@link #DETECTION_BYTES}, may still turn out to be UTF-16
+     * or UTF-32 (a NUL in its first two bytes, the start of a wide byte order mark, a single byte): then what it is
+     * read as is not known yet. False for four bytes or more.
+     */
+    static boolean mayBeWide(byte[] in, int length) {
+        if (length >= DETECTION_BYTES) {
+            return false;
+        }
+        if (length < 2) {
+            return true;
+        }
+        int b0 = in[0] & 0xff;
+        int b1 = in[1] & 0xff;
+        return b0 == 0 || b1 == 0 || (b0 == 0xfe && b1 == 0xff) || (b0 == 0xff && b1 == 0xfe);
+    }
+
     private static final Charset UTF_32BE = Charset.forName("UTF-32BE");
     private static final Charset UTF_32LE = Charset.forName("UTF-32LE");
 

@@ -43,6 +43,11 @@ final class McpDetection {
     private final String contentEncoding;
     /** The charsets the {@code Content-Type} could be read to declare, each one more reading. */
     private final List<Charset> declared;
+    /**
+     * The body is typed as an event stream: a receiver parses it as one whatever its first line (a field it does not
+     * know, a line without a colon), so any start that is not JSON is read as events.
+     */
+    private final boolean eventStream;
 
     /**
      * {@code contentEncoding}: the request's codings (null or identity: none); {@code contentType}: its type, whose
@@ -57,6 +62,8 @@ final class McpDetection {
         }
         this.contentEncoding = coding;
         this.declared = JsonCharset.declared(contentType);
+        this.eventStream = contentType != null
+                && contentType.toLowerCase(java.util.Locale.ROOT).contains("text/event-stream");
     }
 
     /** Whether the body is compressed: it is decided once complete. */
@@ -80,6 +87,10 @@ final class McpDetection {
             }
         }
         boolean enough = complete || length >= SNIFF_BYTES;
+        if (!complete && JsonCharset.mayBeWide(body, length)) {
+            // A JSON parser tells UTF-16 and UTF-32 from UTF-8 by the first four bytes: until then, nothing is decided.
+            return MORE;
+        }
         if (declared.size() > JsonCharset.MAX_DECLARED) {
             return new Verdict.Mcp(null, "a Content-Type naming more than " + JsonCharset.MAX_DECLARED + " charsets");
         }
@@ -89,7 +100,8 @@ final class McpDetection {
         for (Charset charset : declared) {
             if (!charset.equals(detected.charset())) {
                 byte[] utf8 = JsonCharset.toUtf8(body, 0, length, charset);
-                verdicts.add(decideUtf8(utf8, utf8.length, enough, complete, "declared " + charset.name()));
+                verdicts.add(
+                        decideUtf8(utf8, utf8.length, enough, complete, "declared " + charset.name(), eventStream));
             }
         }
         Verdict result = NOT_MCP;
@@ -124,34 +136,35 @@ final class McpDetection {
                 names.add("declared " + charset.name());
             }
         }
-        return McpTail.of(body, length, charsets, detected.bomLength(), names);
+        return McpTail.of(body, length, charsets, detected.bomLength(), names, eventStream);
     }
 
-    private static Verdict reading(
-            byte[] body, int length, JsonCharset.Detected detected, boolean enough, boolean complete) {
+    private Verdict reading(byte[] body, int length, JsonCharset.Detected detected, boolean enough, boolean complete) {
         String name = detected.charset().name() + (detected.bomLength() > 0 ? " with BOM" : "");
         if (detected.charset().equals(StandardCharsets.UTF_8)) {
             // No copy for the common case; decideUtf8 skips a UTF-8 BOM itself.
-            return decideUtf8(body, length, enough, complete, name);
+            return decideUtf8(body, length, enough, complete, name, eventStream);
         }
         byte[] utf8 = JsonCharset.toUtf8(body, length, detected);
-        return decideUtf8(utf8, utf8.length, enough, complete, name);
+        return decideUtf8(utf8, utf8.length, enough, complete, name, eventStream);
     }
 
     /** One reading, as UTF-8 in {@code u[0, n)}. */
-    private static Verdict decideUtf8(byte[] u, int n, boolean enough, boolean complete, String reading) {
+    private static Verdict decideUtf8(
+            byte[] u, int n, boolean enough, boolean complete, String reading, boolean eventStream) {
         int i = 0;
         if (n >= 3 && (u[0] & 0xff) == 0xef && (u[1] & 0xff) == 0xbb && (u[2] & 0xff) == 0xbf) {
             i = 3; // Decoders strip a BOM (Python's utf-8-sig, iconv-lite, fetch's UTF-8 decode).
         }
         i = skipSpace(u, i, n);
         if (i == n) {
-            return complete ? NOT_MCP : MORE;
+            // Only white space so far: a parser reads on. Past the held start, the tail scan follows what comes.
+            return enough ? NOT_MCP : MORE;
         }
         if (u[i] == '{' || u[i] == '[') {
             return enough ? json(u, i, n, complete, reading) : MORE;
         }
-        int sse = sseStart(u, i, n);
+        int sse = eventStream ? 1 : sseStart(u, i, n);
         if (sse > 0) {
             return enough ? sse(u, i, n, complete, reading) : MORE;
         }

@@ -76,6 +76,9 @@ public final class McpExchange {
     /** How a body to a place that is not an approved endpoint is read to find MCP in it; null for approved ones. */
     private final McpDetection detection;
 
+    /** The length of the held start at which detection decides again. */
+    private int nextDecision;
+
     /** The scan of the rest of a body decided on its start, or null. */
     private McpTail tail;
 
@@ -133,8 +136,8 @@ public final class McpExchange {
     /**
      * The MCP inspection {@code request} needs, or null when it needs none: requests to an approved endpoint (the
      * exact {@code scheme}, canonical host, port, path and query of an open legacy session's message endpoint; or
-     * {@code scheme}, canonical host, port and path, without the query, of a server's url), and POSTs with a body
-     * anywhere else (whose content is checked for MCP). {@code originForm}: the request's path and query.
+     * {@code scheme}, canonical host, port and path, without the query, of a server's url), and requests with a body
+     * anywhere else, whatever their method (whose content is checked for MCP). {@code originForm}: the request's path and query.
      */
     public static McpExchange start(
             McpGate gate, HttpRequest request, String scheme, Target target, String originForm) {
@@ -146,8 +149,9 @@ public final class McpExchange {
         if (server != null) {
             return new McpExchange(gate, server, legacy, scheme, target, originForm, request, post);
         }
-        if (post && hasBody(request)) {
-            // Compressed bodies too: the redaction step decodes them, so detection reads them decoded.
+        if (hasBody(request)) {
+            // Whatever the method: a receiver may read the body of a PUT or a GET as a call just the same. Compressed
+            // bodies too: the redaction step decodes them, so detection reads them decoded.
             return new McpExchange(gate, null, null, scheme, target, originForm, request, true);
         }
         return null;
@@ -416,6 +420,11 @@ public final class McpExchange {
 
     /** Another destination: is this MCP, in any way its receiver could read the body? */
     private Step sniffStep(boolean last) {
+        if (!last && bodyLength < nextDecision) {
+            // Decided again only each time the held start doubles: tiny body parts cost no quadratic re-reading.
+            return Step.MORE;
+        }
+        nextDecision = Math.min(SNIFF_BYTES, Math.max(2 * bodyLength, JsonCharset.DETECTION_BYTES));
         return switch (detection.decide(body, bodyLength, last)) {
             case McpDetection.Verdict.More more -> Step.MORE;
             case McpDetection.Verdict.NotMcp not -> forwardUninspected();

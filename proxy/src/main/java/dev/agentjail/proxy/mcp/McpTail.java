@@ -31,10 +31,11 @@ final class McpTail {
      * one detected, with {@code bomLength} bytes of byte order mark), or null when no reading of the start is JSON or
      * an event stream (a parser stops at its first byte).
      */
-    static McpTail of(byte[] start, int length, List<Charset> charsets, int bomLength, List<String> names) {
+    static McpTail of(
+            byte[] start, int length, List<Charset> charsets, int bomLength, List<String> names, boolean eventStream) {
         List<Reading> readings = new ArrayList<>();
         for (int i = 0; i < charsets.size(); i++) {
-            Reading r = new Reading(charsets.get(i), names.get(i), i == 0 ? bomLength : 0);
+            Reading r = new Reading(charsets.get(i), names.get(i), i == 0 ? bomLength : 0, eventStream);
             r.feed(start, 0, length);
             if (!r.dead()) {
                 readings.add(r);
@@ -84,8 +85,12 @@ final class McpTail {
         private final byte[] prefix = new byte[8];
         private int prefixLength;
 
-        Reading(Charset charset, String name, int bomLength) {
+        /** Typed as an event stream: any start that is not JSON is events. */
+        private final boolean eventStream;
+
+        Reading(Charset charset, String name, int bomLength, boolean eventStream) {
             this.name = name;
+            this.eventStream = eventStream;
             this.decoder = charset.equals(StandardCharsets.UTF_8)
                     ? null
                     : charset.newDecoder()
@@ -182,7 +187,7 @@ final class McpTail {
                 sse = false;
                 return;
             }
-            int match = SseNames.fieldStart(prefix, prefixLength);
+            int match = eventStream ? 1 : SseNames.fieldStart(prefix, prefixLength);
             if (match > 0) {
                 sse = true;
             } else if (match < 0) {
