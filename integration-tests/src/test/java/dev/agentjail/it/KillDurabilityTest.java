@@ -101,12 +101,18 @@ class KillDurabilityTest {
 
     @Test
     void anAnsweredConnectHasItsRecordAfterKill9EvenWhileItsTunnelIsOpen() throws Exception {
-        // A tunnelled host: its bytes are relayed unopened. An echo server stands for it, and the client's first bytes
-        // are a ClientHello naming it (a tunnel relays only TLS to the CONNECT host); the echo shows the relay works.
+        // A tunnelled host: its bytes are relayed unopened, once the handshake names it. A stand-in server reads the
+        // client's ClientHello and answers with a TLS 1.3 ServerHello (the tunnel follows the handshake that far).
+        byte[] hello = dev.agentjail.proxy.testing.ClientHellos.of("upstream.test");
+        byte[] serverHello = dev.agentjail.proxy.testing.ClientHellos.serverHello(false, 0x0304);
+        java.util.concurrent.CompletableFuture<byte[]> arrived = new java.util.concurrent.CompletableFuture<>();
         try (java.net.ServerSocket echo = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             Thread.ofPlatform().daemon().start(() -> {
                 try (Socket s = echo.accept()) {
-                    s.getInputStream().transferTo(s.getOutputStream());
+                    arrived.complete(s.getInputStream().readNBytes(hello.length));
+                    s.getOutputStream().write(serverHello);
+                    s.getOutputStream().flush();
+                    s.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
                 } catch (java.io.IOException e) {
                     // The proxy was killed: the tunnel's end.
                 }
@@ -128,13 +134,16 @@ class KillDurabilityTest {
                         .getBytes(StandardCharsets.US_ASCII));
                 out.flush();
                 assertEquals(200, RawHttp.read(in).status(), "the CONNECT was answered");
-                byte[] hello = dev.agentjail.proxy.testing.ClientHellos.of("upstream.test");
                 out.write(hello);
                 out.flush();
                 assertEquals(
+                        java.util.HexFormat.of().formatHex(serverHello),
+                        java.util.HexFormat.of().formatHex(in.readNBytes(serverHello.length)),
+                        "the tunnel relays the server's answer");
+                assertEquals(
                         java.util.HexFormat.of().formatHex(hello),
-                        java.util.HexFormat.of().formatHex(in.readNBytes(hello.length)),
-                        "the tunnel relays both ways");
+                        java.util.HexFormat.of().formatHex(arrived.get(10, java.util.concurrent.TimeUnit.SECONDS)),
+                        "and the client's hello, unchanged");
                 exit = proxy.killHard();
             }
             assertDurable(exit, log);
