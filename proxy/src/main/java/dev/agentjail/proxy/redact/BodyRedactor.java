@@ -203,22 +203,50 @@ public final class BodyRedactor {
     }
 
     private void decode(boolean last) {
-        ensureDec(decLen + (rawLen - rc));
+        ensureDec(decLen + (rawLen - rc) + 8);
         byte[] r = raw;
-        boolean[] special = mode.special;
+        byte[] d = dec;
+        long[] masks = mode.specialMasks;
+        boolean backslash = mode.backslash;
+        int n = decLen;
         int i = rc;
         int end = rawLen;
         while (i < end) {
-            int j = nextSpecial(r, i, end, special);
-            if (j > i) {
-                System.arraycopy(r, i, dec, decLen, j - i);
-                decLen += j - i;
-                i = j;
+            // Copy eight bytes at a time up to the next special byte (the word is stored whole; the bytes after the
+            // special one are overwritten next).
+            while (i + 8 <= end) {
+                long x = (long) LONGS.get(r, i);
+                LONGS.set(d, n, x);
+                long hit = specialBytes(x, masks);
+                if (hit != 0) {
+                    int k = Long.numberOfTrailingZeros(hit) >>> 3;
+                    i += k;
+                    n += k;
+                    break;
+                }
+                i += 8;
+                n += 8;
+            }
+            if (i + 8 > end) {
+                while (i < end && !mode.special[r[i] & 0xff]) {
+                    d[n++] = r[i++];
+                }
                 if (i == end) {
                     break;
                 }
             }
             byte b = r[i];
+            if (b == '\\' && backslash && i + 1 < end) {
+                // A one-character escape that yields neither '%' nor a backslash: Mode#nested reads it so, in one
+                // round.
+                byte simple = SIMPLE_ESCAPE[r[i + 1] & 0xff];
+                if (simple != 0) {
+                    addEvent(n, i, i + 2);
+                    d[n++] = simple;
+                    i += 2;
+                    continue;
+                }
+            }
             int result = mode.nested(r, i, end, escapeOut, last);
             if (result == Mode.INCOMPLETE && !last) {
                 break;
@@ -226,8 +254,8 @@ public final class BodyRedactor {
             if (result > 0) {
                 int consumed = result >> 2;
                 for (int k = 0; k < (result & 3); k++) {
-                    addEvent(decLen, i, i + consumed);
-                    dec[decLen++] = escapeOut[k];
+                    addEvent(n, i, i + consumed);
+                    d[n++] = escapeOut[k];
                 }
                 i += consumed;
                 continue;
@@ -237,40 +265,42 @@ public final class BodyRedactor {
             } else if (b == '+' && (mode.plus || queryStarted)) {
                 b = ' ';
             }
-            dec[decLen++] = b;
+            d[n++] = b;
             i++;
         }
+        decLen = n;
         rc = i;
+    }
+
+    /**
+     * What a backslash and this byte decode to where that is one byte other than {@code %} and backslash (so no further
+     * round reads it), else 0.
+     */
+    private static final byte[] SIMPLE_ESCAPE = new byte[256];
+
+    static {
+        SIMPLE_ESCAPE['n'] = '\n';
+        SIMPLE_ESCAPE['t'] = '\t';
+        SIMPLE_ESCAPE['r'] = '\r';
+        SIMPLE_ESCAPE['b'] = '\b';
+        SIMPLE_ESCAPE['f'] = '\f';
+        SIMPLE_ESCAPE['/'] = '/';
+        SIMPLE_ESCAPE['"'] = '"';
+        SIMPLE_ESCAPE['\''] = '\'';
     }
 
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGHS = 0x8080808080808080L;
 
-    /** First index in {@code [from, end)} holding a byte of the mode's special set, or {@code end}. */
-    private int nextSpecial(byte[] r, int from, int end, boolean[] special) {
-        long[] masks = mode.specialMasks;
-        int i = from;
-        if (masks.length == 0) {
-            return end;
+    /** The high bit of each byte of {@code x} that equals one of the masks' bytes (exact: no false hits below a hit). */
+    private static long specialBytes(long x, long[] masks) {
+        long hit = 0;
+        for (long mask : masks) {
+            long y = x ^ mask;
+            hit |= (y - ONES) & ~y & HIGHS;
         }
-        // eight bytes at a time: a byte equal to c makes (x ^ c) have a zero byte
-        while (i + 8 <= end) {
-            long x = (long) LONGS.get(r, i);
-            long hit = 0;
-            for (long mask : masks) {
-                long y = x ^ mask;
-                hit |= (y - ONES) & ~y & HIGHS;
-            }
-            if (hit != 0) {
-                return i + (Long.numberOfTrailingZeros(hit) >>> 3);
-            }
-            i += 8;
-        }
-        while (i < end && !special[r[i] & 0xff]) {
-            i++;
-        }
-        return i;
+        return hit;
     }
 
     private void resolvePending(boolean last) {
@@ -300,28 +330,33 @@ public final class BodyRedactor {
         while (i < n) {
             if (st == start) {
                 // In the start state, skip every position where no trigger can begin: no table walk there.
-                int limit = n - 2;
-                if (i < limit) {
-                    int window = (d[i] & 0xff) << 8 | (d[i + 1] & 0xff);
-                    while (i < limit) {
-                        window = (window << 8 | (d[i + 2] & 0xff)) & 0xffffff;
-                        int k = TriggerAutomaton.hash3(window);
-                        if (((starts[k >>> 6] >>> k) & 1L) != 0) {
-                            break;
-                        }
+                // Each position's three bytes come from one four-byte load: no chain from one position to the next.
+                int limit = n - 3;
+                while (i < limit) {
+                    int k = TriggerAutomaton.hash3((int) INTS_BE.get(d, i) >>> 8);
+                    if (((starts[k >>> 6] >>> k) & 1L) != 0) {
+                        break;
+                    }
+                    i++;
+                }
+                if (i == limit) {
+                    int k = TriggerAutomaton.hash3((d[i] & 0xff) << 16 | (d[i + 1] & 0xff) << 8 | d[i + 2] & 0xff);
+                    if (((starts[k >>> 6] >>> k) & 1L) == 0) {
                         i++;
                     }
                 }
             }
             st = delta[st + classOf[d[i] & 0xff]];
             if (st >= acceptBase) {
-                onTrigger(ac.outputs[st / ac.classes], i, last);
+                onTrigger(ac.outputs[st >> ac.shift], i, last);
             }
             i++;
         }
         state = st;
         scanPos = n;
     }
+
+    private static final VarHandle INTS_BE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private void onTrigger(int[] ruleIds, int endIndex, boolean last) {
         for (int id : ruleIds) {
@@ -430,7 +465,7 @@ public final class BodyRedactor {
             live = decLen;
         } else {
             TriggerAutomaton ac = engine.automaton;
-            live = decLen - ac.depth[state / ac.classes] - engine.maxBack;
+            live = decLen - ac.depth[state >> ac.shift] - engine.maxBack;
             for (int k = 0; k < pendCount; k++) {
                 live = Math.min(live, pendT[k] - engine.rules[pendRule[k]].back);
             }
