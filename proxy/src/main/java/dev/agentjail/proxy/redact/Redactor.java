@@ -49,6 +49,11 @@ public final class Redactor {
         return new Builder();
     }
 
+    /** The compiled rules (for tests that drive a stream over them directly). */
+    Compiled compiled() {
+        return compiled;
+    }
+
     /** Every kind this redactor can report: built-in, custom and known. */
     public List<String> kinds() {
         return compiled.kinds;
