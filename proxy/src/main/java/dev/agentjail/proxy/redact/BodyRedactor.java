@@ -207,6 +207,18 @@ public final class BodyRedactor {
         byte[] r = raw;
         byte[] d = dec;
         long[] masks = mode.specialMasks;
+        if (masks.length == 0) {
+            System.arraycopy(r, rc, d, decLen, rawLen - rc);
+            decLen += rawLen - rc;
+            rc = rawLen;
+            return;
+        }
+        // Up to four special bytes; a mode with fewer repeats its first (a repeated test changes nothing).
+        long m0 = masks[0];
+        long m1 = masks[Math.min(1, masks.length - 1)];
+        long m2 = masks[Math.min(2, masks.length - 1)];
+        long m3 = masks[Math.min(3, masks.length - 1)];
+        boolean four = masks.length > 2;
         boolean backslash = mode.backslash;
         int n = decLen;
         int i = rc;
@@ -217,7 +229,10 @@ public final class BodyRedactor {
             while (i + 8 <= end) {
                 long x = (long) LONGS.get(r, i);
                 LONGS.set(d, n, x);
-                long hit = specialBytes(x, masks);
+                long hit = zeroBytes(x ^ m0) | zeroBytes(x ^ m1);
+                if (four) {
+                    hit |= zeroBytes(x ^ m2) | zeroBytes(x ^ m3);
+                }
                 if (hit != 0) {
                     int k = Long.numberOfTrailingZeros(hit) >>> 3;
                     i += k;
@@ -293,14 +308,9 @@ public final class BodyRedactor {
     private static final long ONES = 0x0101010101010101L;
     private static final long HIGHS = 0x8080808080808080L;
 
-    /** The high bit of each byte of {@code x} that equals one of the masks' bytes (exact: no false hits below a hit). */
-    private static long specialBytes(long x, long[] masks) {
-        long hit = 0;
-        for (long mask : masks) {
-            long y = x ^ mask;
-            hit |= (y - ONES) & ~y & HIGHS;
-        }
-        return hit;
+    /** The high bit of each zero byte of {@code y}, exact up to the first (bits above it may be set wrongly). */
+    private static long zeroBytes(long y) {
+        return (y - ONES) & ~y & HIGHS;
     }
 
     private void resolvePending(boolean last) {
