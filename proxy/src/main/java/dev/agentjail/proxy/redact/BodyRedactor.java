@@ -333,6 +333,7 @@ public final class BodyRedactor {
         int acceptBase = ac.acceptBase;
         long[] starts = ac.starts;
         int start = ac.start;
+        int[] wordBefore = engine.wordBefore;
         byte[] d = dec;
         int st = state;
         int n = decLen;
@@ -358,7 +359,11 @@ public final class BodyRedactor {
             }
             st = delta[st + classOf[d[i] & 0xff]];
             if (st >= acceptBase) {
-                onTrigger(ac.outputs[st >> ac.shift], i, last);
+                // Most trigger ends in prose are a trigger that needs a word boundary, inside a word ("ey" in "key").
+                int back = wordBefore[st >> ac.shift];
+                if (back == 0 || i < back || !Rule.WORD[d[i - back] & 0xff]) {
+                    onTrigger(ac.outputs[st >> ac.shift], i, last);
+                }
             }
             i++;
         }
