@@ -125,6 +125,9 @@ public final class BodyRedactor {
     private EncodedRun base64;
     private EncodedRun hex;
     private final byte[] scratch = new byte[STREAM_RUN];
+    // Quiet lines met before (see quietLine): lengths per slot (0: empty) and their bytes, made on first use.
+    private byte[] quietLength;
+    private byte[] quietBytes;
 
     BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings) {
         this(engine, mode, location, findings, 0);
@@ -723,6 +726,37 @@ public final class BodyRedactor {
         if (length != regionChars || length >= STREAM_RUN) {
             return false;
         }
+        if (length > QUIET_WIDTH) {
+            return readsQuiet(from, to);
+        }
+        // Whether a line is quiet depends on its bytes alone: a word of code met before is not decoded again.
+        int slot = (int) (((long) LONGS.get(dec, from) * 0x9E3779B97F4A7C15L + (long) LONGS.get(dec, to - 8) + length)
+                        * 0xC2B2AE3D27D4EB4FL
+                >>> (64 - QUIET_SLOTS_LOG));
+        if (quietLength != null
+                && quietLength[slot] == length
+                && Arrays.equals(quietBytes, slot * QUIET_WIDTH, slot * QUIET_WIDTH + length, dec, from, to)) {
+            return true;
+        }
+        if (!readsQuiet(from, to)) {
+            return false;
+        }
+        if (quietLength == null) {
+            quietLength = new byte[1 << QUIET_SLOTS_LOG];
+            quietBytes = new byte[QUIET_WIDTH << QUIET_SLOTS_LOG];
+        }
+        System.arraycopy(dec, from, quietBytes, slot * QUIET_WIDTH, length);
+        quietLength[slot] = (byte) length;
+        return true;
+    }
+
+    /** Lines of up to this many characters are remembered as quiet ({@link #quietLine}). */
+    private static final int QUIET_WIDTH = 32;
+    /** The quiet lines remembered: a direct-mapped table of this many (log 2) slots, the latest line in each. */
+    private static final int QUIET_SLOTS_LOG = 6;
+
+    /** {@link #quietLine} without the memory: decodes the line and checks the bytes. */
+    private boolean readsQuiet(int from, int to) {
         byte[] d = dec;
         byte[] out = scratch;
         int produced = 0;
