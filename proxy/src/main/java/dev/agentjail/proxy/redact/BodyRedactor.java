@@ -37,38 +37,9 @@ public final class BodyRedactor {
     /** A first line at least this long is encoded data even when it is not a whole number of quanta. */
     static final int ALIGN_LINE = 16;
 
-    /** 1: a base64 character (either alphabet), 2: a line break, 0: anything else. */
-    private static final byte[] REGION = new byte[256];
-
-    private static final byte[] BASE64_VALUE = new byte[256];
-    private static final byte[] HEX_VALUE = new byte[256];
-    /** What may follow a backslash in an escape some receiver decodes. */
-    private static final boolean[] ESCAPE_NEXT = new boolean[256];
-
-    private static final byte[] BASE64_STD =
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] BASE64_URL =
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] HEX_LOWER = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] HEX_UPPER = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
-
-    static {
-        Arrays.fill(HEX_VALUE, (byte) -1);
-        for (int k = 0; k < 64; k++) {
-            BASE64_VALUE[BASE64_STD[k]] = (byte) k;
-            BASE64_VALUE[BASE64_URL[k]] = (byte) k;
-            REGION[BASE64_STD[k]] = 1;
-            REGION[BASE64_URL[k]] = 1;
-        }
-        for (byte c : "uxnrtbf/\\\"'".getBytes(StandardCharsets.US_ASCII)) {
-            ESCAPE_NEXT[c] = true;
-        }
-        REGION['\n'] = 2;
-        REGION['\r'] = 2;
-        for (int k = 0; k < 16; k++) {
-            HEX_VALUE[HEX_LOWER[k]] = (byte) k;
-            HEX_VALUE[HEX_UPPER[k]] = (byte) k;
-        }
+    /** {@link EncodedLayers#outside}, where the tests find it. */
+    static long outside(long w) {
+        return EncodedLayers.outside(w);
     }
 
     /** Input is processed in slices of at most this many bytes, whatever the caller's chunk size. */
@@ -76,10 +47,10 @@ public final class BodyRedactor {
     /** Decoded bytes kept before the first undecided position, for word-boundary checks. */
     private static final int CONTEXT = 8;
 
-    private final Redactor.Compiled engine;
-    private final Mode mode;
-    private final String location;
-    private final Findings findings;
+    final Redactor.Compiled engine;
+    final Mode mode;
+    final String location;
+    final Findings findings;
     private final byte[] escapeOut = new byte[3];
 
     // Raw bytes not yet released; raw[0] is the first of them. rc: raw bytes up to here are decoded.
@@ -90,8 +61,8 @@ public final class BodyRedactor {
 
     // Decoded view. Decoded byte i maps to raw offsets through the escape events; without an event before
     // it, byte i starts at decRawBase + i.
-    private byte[] dec = new byte[256];
-    private int decLen;
+    byte[] dec = new byte[256];
+    int decLen;
     private int decRawBase;
     private int[] evDec = new int[16];
     private int[] evRawStart = new int[16];
@@ -116,18 +87,9 @@ public final class BodyRedactor {
     private boolean finished;
     private long bytesIn;
 
-    // Encoded layers: how many base64/hex decodings lie above this stream, and the candidate region being read.
-    private final int depth;
-    private int layerPos;
-    private int regionStart = -1;
-    private int regionChars;
-    private boolean regionStreaming;
-    private EncodedRun base64;
-    private EncodedRun hex;
-    private final byte[] scratch = new byte[STREAM_RUN];
-    // Quiet lines met before (see quietLine): lengths per slot (0: empty) and their bytes, made on first use.
-    private byte[] quietLength;
-    private byte[] quietBytes;
+    // Encoded layers: how many base64/hex decodings lie above this stream, and the runs being read.
+    final int depth;
+    private final EncodedLayers layers = new EncodedLayers(this);
 
     BodyRedactor(Redactor.Compiled engine, Mode mode, String location, Findings findings) {
         this(engine, mode, location, findings, 0);
@@ -200,7 +162,7 @@ public final class BodyRedactor {
         resolvePending(last);
         scan(last);
         if (mode != Mode.PLAIN) {
-            detectLayers(last);
+            layers.detect(last);
         }
         release(last, out);
     }
@@ -488,8 +450,8 @@ public final class BodyRedactor {
                 live = Math.min(live, pendT[k] - engine.rules[pendRule[k]].back);
             }
             live = Math.max(live, 0);
-            keep = Math.min(live, layerHold(false));
-            live = Math.min(live, layerHold(true));
+            keep = Math.min(live, layers.hold(false));
+            live = Math.min(live, layers.hold(true));
             bound = live >= decLen ? rc : rawStart(live);
             bound = Math.max(0, Math.min(bound, rc));
         }
@@ -541,302 +503,13 @@ public final class BodyRedactor {
             for (int k = 0; k < pendCount; k++) {
                 pendT[k] -= keepFrom;
             }
-            layerPos -= keepFrom;
-            if (regionStart >= 0) {
-                regionStart -= keepFrom;
-            }
-            if (base64 != null) {
-                base64.shift(keepFrom);
-                hex.shift(keepFrom);
-            }
+            layers.shift(keepFrom);
         }
         decRawBase = base;
     }
 
-    // ---- encoded layers: base64 and hex ------------------------------------------------------------
-
-    /**
-     * Reads the decoded view for candidate regions (base64-alphabet characters, line breaks allowed between them) and
-     * puts each base64 run, and each hex run inside it, through a nested redactor of its decoded bytes.
-     */
-    private void detectLayers(boolean last) {
-        byte[] d = dec;
-        int n = decLen;
-        int i = layerPos;
-        while (i < n) {
-            if (regionStreaming) {
-                if (REGION[d[i] & 0xff] == 0) {
-                    endRegion();
-                } else {
-                    regionChar(i);
-                }
-                i++;
-                continue;
-            }
-            if (regionStart < 0) {
-                i = skipBlocks(d, i, n);
-                while (i < n && REGION[d[i] & 0xff] != 1) {
-                    i++;
-                }
-                if (i == n) {
-                    break;
-                }
-                regionStart = i;
-                regionChars = 0;
-            }
-            int chars = regionChars;
-            while (i < n) {
-                int c = REGION[d[i] & 0xff];
-                if (c == 0) {
-                    break;
-                }
-                chars += c & 1;
-                i++;
-            }
-            regionChars = chars;
-            if (i < n) {
-                if (chars >= MIN_BASE64 && !quietLine(regionStart, i)) {
-                    readRegion(regionStart, i);
-                    endRegion();
-                }
-                regionStart = -1;
-            } else if (i - regionStart > SHORT_REGION) {
-                readRegion(regionStart, i);
-                regionStart = -1;
-                regionStreaming = base64 != null;
-            }
-        }
-        layerPos = n;
-        if (last) {
-            if (regionStart >= 0 && regionChars >= MIN_BASE64) {
-                readRegion(regionStart, n);
-            }
-            regionStart = -1;
-            endRegion();
-        } else if (base64 != null) {
-            base64.flush();
-            hex.flush();
-        }
-    }
-
-    /**
-     * Skips 64 bytes at a time while no run of {@link #MIN_BASE64} region bytes can lie in them: a bitmap of the bytes
-     * outside the alphabet ({@link #outside}), then runs of clear bits found by shifts. Returns where the byte-wise
-     * reading resumes, at the start of any run that reaches into the block where it stopped.
-     */
-    private static int skipBlocks(byte[] d, int i, int n) {
-        int carry = 0;
-        while (i + 64 <= n) {
-            long outside = 0;
-            for (int k = 0; k < 64; k += 8) {
-                outside |= outside((long) LONGS.get(d, i + k)) << k;
-            }
-            long in = ~outside;
-            long two = in & (in >>> 1);
-            long four = two & (two >>> 2);
-            long eight = four & (four >>> 4);
-            long eleven = eight & (eight >>> 3);
-            if (carry + Long.numberOfTrailingZeros(outside) >= MIN_BASE64) {
-                return i - carry;
-            }
-            if (eleven != 0) {
-                return i + Long.numberOfTrailingZeros(eleven);
-            }
-            carry = Long.numberOfLeadingZeros(outside);
-            i += 64;
-        }
-        return i - carry;
-    }
-
-    private static final long LOW7 = 0x7f7f7f7f7f7f7f7fL;
-    /** Multiplies the low bits of eight bytes into the top byte, byte k to bit 56 + k. */
-    private static final long GATHER = 0x0102040810204080L;
-
-    /**
-     * Eight bits, bit k for byte k of the little-endian word {@code w}: set where the byte is certainly outside the
-     * region's alphabet. Branch-free, with no table: with bit 5 cleared (so both letter cases coincide, and digits and
-     * {@code +-/} fall below {@code 0x20}), a region byte lies in {@code 0x0A-0x19} or {@code 0x41-0x5F}. Those ranges
-     * also hold a few bytes that are not (control characters, {@code *[\]^{|}~}): a byte counted in by mistake only
-     * sends the caller to its exact byte-wise reading, never skips a run. {@code ,} and {@code .} (folded {@code 0x0C},
-     * {@code 0x0E}) are taken out, being common between words.
-     */
-    static long outside(long w) {
-        long high = w & HIGHS;
-        long f = w & 0x5f5f5f5f5f5f5f5fL | HIGHS; // bit 5 cleared, bit 7 set: the subtractions below never borrow
-        long low = (f - 0x0a0a0a0a0a0a0a0aL) & ~(f - 0x1a1a1a1a1a1a1a1aL);
-        long letters = f - 0x4141414141414141L; // a folded byte is at most 0x5F
-        long e = (f & 0x7d7d7d7d7d7d7d7dL) ^ 0x0c0c0c0c0c0c0c0cL; // zero for a folded 0x0C or 0x0E
-        long punct = ~(e + LOW7); // high bit set where e is zero (e < 0x80, so no carry between bytes)
-        long in = (low | letters) & ~punct & ~high & HIGHS;
-        return ((~in & HIGHS) >>> 7) * GATHER >>> 56;
-    }
-
-    private void readRegion(int from, int to) {
-        if (base64 == null) {
-            base64 = new EncodedRun(false);
-            hex = new EncodedRun(true);
-        }
-        for (int k = from; k < to; k++) {
-            regionChar(k);
-        }
-    }
-
-    private void regionChar(int i) {
-        byte c = dec[i];
-        if (c == '\n' || c == '\r') {
-            base64.lineBreak(c);
-            hex.lineBreak(c);
-            return;
-        }
-        base64.accept(i);
-        if (HEX_VALUE[c & 0xff] >= 0) {
-            hex.accept(i);
-        } else {
-            hex.end();
-        }
-    }
-
-    private void endRegion() {
-        regionStreaming = false;
-        if (base64 != null) {
-            base64.end();
-            hex.end();
-        }
-    }
-
-    /**
-     * The first decoded index an undecided layer may still rewrite ({@code release}: nothing from there is released), or
-     * still needs to read. An open region shorter than a run is kept decoded but released, so a stream that pauses in
-     * a word is not held; should it grow into a run whose secret reaches those bytes, the request is refused.
-     */
-    private int layerHold(boolean release) {
-        int hold = regionStart >= 0 && (!release || regionChars >= MIN_BASE64) ? regionStart : Integer.MAX_VALUE;
-        if (base64 != null) {
-            hold = Math.min(hold, Math.min(base64.firstIndex(), hex.firstIndex()));
-        }
-        return hold;
-    }
-
-    /**
-     * The common case made cheap: a short region on one line (an identifier, a word of code) whose base64 reading needs
-     * no nested scan and that holds no hex run.
-     */
-    private boolean quietLine(int from, int to) {
-        int length = to - from;
-        if (length != regionChars || length >= STREAM_RUN) {
-            return false;
-        }
-        if (length > QUIET_WIDTH) {
-            return readsQuiet(from, to);
-        }
-        // Whether a line is quiet depends on its bytes alone: a word of code met before is not decoded again.
-        int slot = (int) (((long) LONGS.get(dec, from) * 0x9E3779B97F4A7C15L + (long) LONGS.get(dec, to - 8) + length)
-                        * 0xC2B2AE3D27D4EB4FL
-                >>> (64 - QUIET_SLOTS_LOG));
-        if (quietLength != null
-                && quietLength[slot] == length
-                && Arrays.equals(quietBytes, slot * QUIET_WIDTH, slot * QUIET_WIDTH + length, dec, from, to)) {
-            return true;
-        }
-        if (!readsQuiet(from, to)) {
-            return false;
-        }
-        if (quietLength == null) {
-            quietLength = new byte[1 << QUIET_SLOTS_LOG];
-            quietBytes = new byte[QUIET_WIDTH << QUIET_SLOTS_LOG];
-        }
-        System.arraycopy(dec, from, quietBytes, slot * QUIET_WIDTH, length);
-        quietLength[slot] = (byte) length;
-        return true;
-    }
-
-    /** Lines of up to this many characters are remembered as quiet ({@link #quietLine}). */
-    private static final int QUIET_WIDTH = 32;
-    /** The quiet lines remembered: a direct-mapped table of this many (log 2) slots, the latest line in each. */
-    private static final int QUIET_SLOTS_LOG = 6;
-
-    /** {@link #quietLine} without the memory: decodes the line and checks the bytes. */
-    private boolean readsQuiet(int from, int to) {
-        byte[] d = dec;
-        byte[] out = scratch;
-        int produced = 0;
-        int bits = 0;
-        int hexRun = 0;
-        int k = 0;
-        for (int i = from; i < to; i++) {
-            int c = d[i] & 0xff;
-            hexRun = HEX_VALUE[c] >= 0 ? hexRun + 1 : 0;
-            if (hexRun >= MIN_HEX) {
-                return false;
-            }
-            bits = bits << 6 | BASE64_VALUE[c];
-            if (++k == 4) {
-                out[produced++] = (byte) (bits >> 16);
-                out[produced++] = (byte) (bits >> 8);
-                out[produced++] = (byte) bits;
-                k = 0;
-                bits = 0;
-            }
-        }
-        if (k > 1) {
-            bits <<= 6 * (4 - k);
-            out[produced++] = (byte) (bits >> 16);
-            if (k == 3) {
-                out[produced++] = (byte) (bits >> 8);
-            }
-        }
-        return !needsScan(out, produced);
-    }
-
-    /**
-     * Whether decoded bytes need the full nested scan: a trigger, an escape or another candidate run in them. Most
-     * short runs (identifiers, words of code) decode to noise and stop here.
-     */
-    private boolean needsScan(byte[] bytes, int length) {
-        int run = 0;
-        for (int k = 0; k < length; k++) {
-            int b = bytes[k] & 0xff;
-            if (b == '\\' && k + 1 < length && ESCAPE_NEXT[bytes[k + 1] & 0xff]
-                    || b == '%' && k + 2 < length && HEX_VALUE[bytes[k + 1] & 0xff] >= 0) {
-                return true;
-            }
-            int c = REGION[b];
-            run = c == 1 ? run + 1 : c == 0 ? 0 : run;
-            if (run >= MIN_BASE64) {
-                return true;
-            }
-        }
-        return holdsTrigger(bytes, length);
-    }
-
-    /**
-     * Whether a trigger lies in the bytes. The automaton is walked only from the first position that the start filter
-     * lets through ({@link TriggerAutomaton#starts}, as in {@link #scan}): no trigger begins before it, and the filter
-     * reads three bytes, so without a hit the walk covers the last two positions only.
-     */
-    private boolean holdsTrigger(byte[] bytes, int length) {
-        TriggerAutomaton ac = engine.automaton;
-        long[] starts = ac.starts;
-        int from = Math.max(0, length - 2);
-        for (int k = 0; k < length - 2; k++) {
-            int h = TriggerAutomaton.hash3((bytes[k] & 0xff) << 16 | (bytes[k + 1] & 0xff) << 8 | bytes[k + 2] & 0xff);
-            if (((starts[h >>> 6] >>> h) & 1L) != 0) {
-                from = k;
-                break;
-            }
-        }
-        int st = ac.start;
-        for (int k = from; k < length; k++) {
-            st = ac.delta[st + ac.classOf[bytes[k] & 0xff]];
-            if (st >= ac.acceptBase) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** Writes {@code c} over the raw bytes of decoded character {@code i}, at the same length, or refuses. */
-    private void rewriteChar(int i, byte c) {
+    void rewriteChar(int i, byte c) {
         int rs = rawStart(i);
         int re = rawEnd(i);
         if (rs < 0) {
@@ -845,7 +518,7 @@ public final class BodyRedactor {
                     "a secret in an encoded run in the " + location + " begins in bytes already sent");
             return;
         }
-        byte[] hexDigits = {HEX_UPPER[(c >> 4) & 0xf], HEX_UPPER[c & 0xf]};
+        byte[] hexDigits = {Alphabets.HEX_UPPER[(c >> 4) & 0xf], Alphabets.HEX_UPPER[c & 0xf]};
         if (re - rs == 1) {
             raw[rs] = c;
         } else if (re - rs == 3 && raw[rs] == '%') {
@@ -861,230 +534,6 @@ public final class BodyRedactor {
                     Findings.NOT_REWRITABLE,
                     "a secret in an encoded run in the " + location + " is written with escapes that cannot be"
                             + " rewritten at the same length");
-        }
-    }
-
-    /**
-     * One base64 (standard and URL-safe alphabets together) or hex run of the decoded view: its characters' decoded
-     * indices, their decoded bytes, and, once the run is long or its bytes look worth it, a nested redactor over them
-     * whose markers are encoded back into the run's own alphabet.
-     */
-    private final class EncodedRun {
-        private final boolean hexRun;
-        private final int quantum;
-        private final int perQuantum;
-        private final int minimum;
-        private final ByteSink collect = this::released;
-        // Decoded indices of the characters not yet retired, and the bytes they decode to (whole quanta).
-        private int[] index = new int[64];
-        private int count;
-        private byte[] bytes = new byte[64];
-        private int byteCount;
-        private int fed;
-        private byte[] got = new byte[64];
-        private int gotCount;
-        private BodyRedactor nested;
-        private long runChars;
-        private int lineChars;
-        private int lines;
-        private boolean standard;
-        private boolean urlSafe;
-        private boolean upper;
-        private boolean lower;
-
-        EncodedRun(boolean hexRun) {
-            this.hexRun = hexRun;
-            this.quantum = hexRun ? 2 : 4;
-            this.perQuantum = hexRun ? 1 : 3;
-            this.minimum = hexRun ? MIN_HEX : MIN_BASE64;
-        }
-
-        int firstIndex() {
-            return count > 0 ? index[0] : Integer.MAX_VALUE;
-        }
-
-        void shift(int by) {
-            for (int k = 0; k < count; k++) {
-                index[k] -= by;
-            }
-        }
-
-        void accept(int i) {
-            byte c = dec[i];
-            if (c == '+' || c == '/') {
-                standard = true;
-            } else if (c == '-' || c == '_') {
-                urlSafe = true;
-            } else if (c >= 'a' && c <= 'z') {
-                lower = true;
-            } else if (c >= 'A' && c <= 'Z') {
-                upper = true;
-            }
-            if (count == index.length) {
-                index = Arrays.copyOf(index, count * 2);
-            }
-            index[count++] = i;
-            runChars++;
-            lineChars++;
-            if (count % quantum == 0) {
-                decodeQuantum(count - quantum, quantum);
-            }
-            if (nested == null && runChars >= STREAM_RUN) {
-                if (depth >= MAX_LAYER_DEPTH) {
-                    tooDeep();
-                    reset();
-                    return;
-                }
-                nested = new BodyRedactor(
-                        engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
-            }
-        }
-
-        /**
-         * Line-wrapped encodings (MIME's 76 columns, {@code \n} escapes in JSON) read on across breaks; a blank line
-         * ends the run, and so does a first line too short and unaligned to be encoded data (a word before the data).
-         */
-        void lineBreak(byte c) {
-            if (c == '\r') {
-                return;
-            }
-            if (lineChars == 0 || lines == 0 && lineChars % quantum != 0 && lineChars < ALIGN_LINE) {
-                end();
-                return;
-            }
-            lines++;
-            lineChars = 0;
-        }
-
-        private void decodeQuantum(int from, int chars) {
-            if (byteCount + 3 > bytes.length) {
-                bytes = Arrays.copyOf(bytes, bytes.length * 2);
-            }
-            if (hexRun) {
-                if (chars == 2) {
-                    bytes[byteCount++] =
-                            (byte) (HEX_VALUE[dec[index[from]] & 0xff] << 4 | HEX_VALUE[dec[index[from + 1]] & 0xff]);
-                }
-                return;
-            }
-            int bits = 0;
-            for (int k = 0; k < chars; k++) {
-                bits = bits << 6 | BASE64_VALUE[dec[index[from + k]] & 0xff];
-            }
-            bits <<= 6 * (4 - chars);
-            int produced = chars - 1;
-            for (int k = 0; k < produced; k++) {
-                bytes[byteCount++] = (byte) (bits >> (16 - 8 * k));
-            }
-        }
-
-        void flush() {
-            if (nested != null && byteCount > fed) {
-                nested.feed(bytes, fed, byteCount - fed, collect);
-                fed = byteCount;
-                retire(false);
-            }
-        }
-
-        void end() {
-            if (runChars >= minimum) {
-                int tail = count % quantum;
-                if (tail > 1) {
-                    decodeQuantum(count - tail, tail);
-                }
-                if (nested == null && needsScan(bytes, byteCount) && depth >= MAX_LAYER_DEPTH) {
-                    tooDeep();
-                } else if (nested == null && needsScan(bytes, byteCount)) {
-                    nested = new BodyRedactor(
-                            engine, Mode.TEXT, location + (hexRun ? "/hex" : "/base64"), findings, depth + 1);
-                }
-                if (nested != null) {
-                    nested.feed(bytes, fed, byteCount - fed, collect);
-                    fed = byteCount;
-                    nested.finish(collect);
-                    retire(true);
-                }
-            }
-            reset();
-        }
-
-        /**
-         * At the deepest layer a run is decoded only to see whether it holds more (a trigger, an escape, another run):
-         * then it would need one decoding more than the bound allows.
-         */
-        private void tooDeep() {
-            findings.refuse(
-                    Findings.DECODE_DEPTH,
-                    "base64 or hex nested deeper than " + MAX_LAYER_DEPTH + " layers in the " + location
-                            + " cannot be read through");
-        }
-
-        private void reset() {
-            count = 0;
-            byteCount = 0;
-            fed = 0;
-            gotCount = 0;
-            nested = null;
-            runChars = 0;
-            lineChars = 0;
-            lines = 0;
-            standard = urlSafe = upper = lower = false;
-        }
-
-        private void released(byte[] source, int offset, int length) {
-            if (gotCount + length > got.length) {
-                got = Arrays.copyOf(got, Math.max(gotCount + length, got.length * 2));
-            }
-            System.arraycopy(source, offset, got, gotCount, length);
-            gotCount += length;
-        }
-
-        /** Encodes back every released quantum the nested redactor changed, and forgets the settled ones. */
-        private void retire(boolean all) {
-            int quanta = all ? (gotCount + perQuantum - 1) / perQuantum : gotCount / perQuantum;
-            for (int q = 0; q < quanta; q++) {
-                int from = q * perQuantum;
-                int to = Math.min(from + perQuantum, gotCount);
-                if (!Arrays.equals(got, from, to, bytes, from, to)) {
-                    encodeBack(q, from, to);
-                }
-            }
-            int doneBytes = Math.min(quanta * perQuantum, gotCount);
-            int doneChars = all ? count : quanta * quantum;
-            System.arraycopy(index, doneChars, index, 0, count - doneChars);
-            count -= doneChars;
-            System.arraycopy(bytes, doneBytes, bytes, 0, byteCount - doneBytes);
-            byteCount -= doneBytes;
-            fed -= doneBytes;
-            System.arraycopy(got, doneBytes, got, 0, gotCount - doneBytes);
-            gotCount -= doneBytes;
-        }
-
-        private void encodeBack(int q, int from, int to) {
-            int first = q * quantum;
-            if (hexRun) {
-                boolean up = upper && !lower;
-                int b = got[from] & 0xff;
-                byte[] digits = up ? HEX_UPPER : HEX_LOWER;
-                put(first, digits[b >> 4]);
-                put(first + 1, digits[b & 0xf]);
-                return;
-            }
-            byte[] alphabet = urlSafe || (!standard && mode.urlSafeMarkers) ? BASE64_URL : BASE64_STD;
-            int bits = 0;
-            for (int k = from; k < from + 3; k++) {
-                bits = bits << 8 | (k < to ? got[k] & 0xff : 0);
-            }
-            int chars = to - from + 1;
-            for (int k = 0; k < chars; k++) {
-                put(first + k, alphabet[(bits >> (18 - 6 * k)) & 0x3f]);
-            }
-        }
-
-        private void put(int charIndex, byte c) {
-            if (charIndex < count && dec[index[charIndex]] != c) {
-                rewriteChar(index[charIndex], c);
-            }
         }
     }
 
