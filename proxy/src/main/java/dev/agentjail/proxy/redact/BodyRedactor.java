@@ -59,15 +59,10 @@ public final class BodyRedactor {
     private int rc;
     private boolean queryStarted;
 
-    // Decoded view. Decoded byte i maps to raw offsets through the escape events; without an event before
-    // it, byte i starts at decRawBase + i.
+    // Decoded view, and where each of its bytes came from in raw.
     byte[] dec = new byte[256];
     int decLen;
-    private int decRawBase;
-    private int[] evDec = new int[16];
-    private int[] evRawStart = new int[16];
-    private int[] evRawEnd = new int[16];
-    private int evCount;
+    private final RawMap map = new RawMap();
 
     private int state;
     private int scanPos;
@@ -221,7 +216,7 @@ public final class BodyRedactor {
                 // round.
                 byte simple = SIMPLE_ESCAPE[r[i + 1] & 0xff];
                 if (simple != 0) {
-                    addEvent(n, i, i + 2);
+                    map.add(n, i, i + 2);
                     d[n++] = simple;
                     i += 2;
                     continue;
@@ -234,7 +229,7 @@ public final class BodyRedactor {
             if (result > 0) {
                 int consumed = result >> 2;
                 for (int k = 0; k < (result & 3); k++) {
-                    addEvent(n, i, i + consumed);
+                    map.add(n, i, i + consumed);
                     d[n++] = escapeOut[k];
                 }
                 i += consumed;
@@ -379,7 +374,7 @@ public final class BodyRedactor {
         }
         if (mode.clipAtQuote) {
             for (int k = ds; k < de; k++) {
-                if (dec[k] == '"' && eventAt(k) < 0) {
+                if (dec[k] == '"' && !map.escaped(k)) {
                     de = k;
                     break;
                 }
@@ -388,8 +383,8 @@ public final class BodyRedactor {
                 return;
             }
         }
-        int rs = Math.max(0, rawStart(ds));
-        int re = rawEnd(de - 1);
+        int rs = Math.max(0, map.rawStart(ds));
+        int re = map.rawEnd(de - 1);
         for (int w = 0; w < wCount; w++) {
             if (wStart[w] == rs && wEnd[w] <= re && wPriority[w] < priority) {
                 Markers.fill(raw, rs, re - rs, kind, mode.urlSafeMarkers);
@@ -452,7 +447,7 @@ public final class BodyRedactor {
             live = Math.max(live, 0);
             keep = Math.min(live, layers.hold(false));
             live = Math.min(live, layers.hold(true));
-            bound = live >= decLen ? rc : rawStart(live);
+            bound = live >= decLen ? rc : map.rawStart(live);
             bound = Math.max(0, Math.min(bound, rc));
         }
         if (bound > 0) {
@@ -481,21 +476,8 @@ public final class BodyRedactor {
         if (keepFrom == 0 && rawShift == 0) {
             return;
         }
-        int base = (keepFrom == decLen ? rc + rawShift : rawStart(keepFrom)) - rawShift;
-        int firstKept = evCount;
-        for (int e = 0; e < evCount; e++) {
-            if (evDec[e] >= keepFrom) {
-                firstKept = e;
-                break;
-            }
-        }
-        int keptEvents = evCount - firstKept;
-        for (int e = 0; e < keptEvents; e++) {
-            evDec[e] = evDec[firstKept + e] - keepFrom;
-            evRawStart[e] = evRawStart[firstKept + e] - rawShift;
-            evRawEnd[e] = evRawEnd[firstKept + e] - rawShift;
-        }
-        evCount = keptEvents;
+        int base = (keepFrom == decLen ? rc + rawShift : map.rawStart(keepFrom)) - rawShift;
+        map.compact(keepFrom, rawShift, base);
         if (keepFrom > 0) {
             System.arraycopy(dec, keepFrom, dec, 0, decLen - keepFrom);
             decLen -= keepFrom;
@@ -505,13 +487,12 @@ public final class BodyRedactor {
             }
             layers.shift(keepFrom);
         }
-        decRawBase = base;
     }
 
     /** Writes {@code c} over the raw bytes of decoded character {@code i}, at the same length, or refuses. */
     void rewriteChar(int i, byte c) {
-        int rs = rawStart(i);
-        int re = rawEnd(i);
+        int rs = map.rawStart(i);
+        int re = map.rawEnd(i);
         if (rs < 0) {
             findings.refuse(
                     Findings.NOT_REWRITABLE,
@@ -535,57 +516,6 @@ public final class BodyRedactor {
                     "a secret in an encoded run in the " + location + " is written with escapes that cannot be"
                             + " rewritten at the same length");
         }
-    }
-
-    // ---- decoded-to-raw mapping ---------------------------------------------------------------------
-
-    private void addEvent(int decIndex, int rawStart, int rawEnd) {
-        if (evCount == evDec.length) {
-            evDec = Arrays.copyOf(evDec, evCount * 2);
-            evRawStart = Arrays.copyOf(evRawStart, evCount * 2);
-            evRawEnd = Arrays.copyOf(evRawEnd, evCount * 2);
-        }
-        evDec[evCount] = decIndex;
-        evRawStart[evCount] = rawStart;
-        evRawEnd[evCount++] = rawEnd;
-    }
-
-    /** Index of the last event at or before decoded index {@code i}, or -1. */
-    private int lastEventAtOrBefore(int i) {
-        int lo = 0;
-        int hi = evCount - 1;
-        int found = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (evDec[mid] <= i) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return found;
-    }
-
-    private int eventAt(int i) {
-        int e = lastEventAtOrBefore(i);
-        return e >= 0 && evDec[e] == i ? e : -1;
-    }
-
-    private int rawStart(int i) {
-        int e = lastEventAtOrBefore(i);
-        if (e < 0) {
-            return decRawBase + i;
-        }
-        return evDec[e] == i ? evRawStart[e] : evRawEnd[e] + (i - evDec[e] - 1);
-    }
-
-    private int rawEnd(int i) {
-        int e = lastEventAtOrBefore(i);
-        if (e >= 0 && evDec[e] == i) {
-            return evRawEnd[e];
-        }
-        return rawStart(i) + 1;
     }
 
     private void ensureRaw(int capacity) {
