@@ -72,12 +72,8 @@ public final class BodyRedactor {
     private int[] pendRule = new int[8];
     private int pendCount;
 
-    // Raw ranges already overwritten by a marker (relative to raw[0]).
-    private int[] wStart = new int[8];
-    private int[] wEnd = new int[8];
-    private String[] wKind = new String[8];
-    private int[] wPriority = new int[8];
-    private int wCount;
+    // Raw ranges already overwritten by a marker.
+    private final Marks marks;
 
     private boolean finished;
     private long bytesIn;
@@ -96,6 +92,7 @@ public final class BodyRedactor {
         this.location = location;
         this.findings = findings;
         this.state = engine.automaton.start;
+        this.marks = new Marks(mode.urlSafeMarkers, location, findings);
         this.depth = depth;
     }
 
@@ -385,50 +382,7 @@ public final class BodyRedactor {
         }
         int rs = Math.max(0, map.rawStart(ds));
         int re = map.rawEnd(de - 1);
-        for (int w = 0; w < wCount; w++) {
-            if (wStart[w] == rs && wEnd[w] <= re && wPriority[w] < priority) {
-                Markers.fill(raw, rs, re - rs, kind, mode.urlSafeMarkers);
-                findings.remove(wKind[w], location);
-                findings.add(kind, location);
-                wEnd[w] = re;
-                wKind[w] = kind;
-                wPriority[w] = priority;
-                return;
-            }
-        }
-        boolean wrote = false;
-        int cur = rs;
-        while (cur < re) {
-            int skipTo = -1;
-            int nextStart = re;
-            for (int w = 0; w < wCount; w++) {
-                if (wStart[w] <= cur && wEnd[w] > cur) {
-                    skipTo = Math.max(skipTo, wEnd[w]);
-                } else if (wStart[w] > cur && wStart[w] < nextStart) {
-                    nextStart = wStart[w];
-                }
-            }
-            if (skipTo >= 0) {
-                cur = skipTo;
-                continue;
-            }
-            Markers.fill(raw, cur, nextStart - cur, kind, mode.urlSafeMarkers);
-            wrote = true;
-            cur = nextStart;
-        }
-        if (wCount == wStart.length) {
-            wStart = Arrays.copyOf(wStart, wCount * 2);
-            wEnd = Arrays.copyOf(wEnd, wCount * 2);
-            wKind = Arrays.copyOf(wKind, wCount * 2);
-            wPriority = Arrays.copyOf(wPriority, wCount * 2);
-        }
-        wStart[wCount] = rs;
-        wEnd[wCount] = re;
-        wKind[wCount] = kind;
-        wPriority[wCount++] = wrote ? priority : Integer.MAX_VALUE;
-        if (wrote) {
-            findings.add(kind, location);
-        }
+        marks.write(raw, rs, re, kind, priority);
     }
 
     private void release(boolean last, ByteSink out) {
@@ -461,16 +415,7 @@ public final class BodyRedactor {
             System.arraycopy(raw, rawShift, raw, 0, rawLen - rawShift);
             rawLen -= rawShift;
             rc -= rawShift;
-            int kept = 0;
-            for (int w = 0; w < wCount; w++) {
-                if (wEnd[w] > rawShift) {
-                    wStart[kept] = wStart[w] - rawShift;
-                    wEnd[kept] = wEnd[w] - rawShift;
-                    wKind[kept] = wKind[w];
-                    wPriority[kept++] = wPriority[w];
-                }
-            }
-            wCount = kept;
+            marks.shift(rawShift);
         }
         int keepFrom = Math.max(0, live - CONTEXT);
         if (keepFrom == 0 && rawShift == 0) {
