@@ -49,6 +49,11 @@ public final class Redactor {
         return new Builder();
     }
 
+    /** The compiled rules (for tests that drive a stream over them directly). */
+    Compiled compiled() {
+        return compiled;
+    }
+
     /** Every kind this redactor can report: built-in, custom and known. */
     public List<String> kinds() {
         return compiled.kinds;
@@ -214,6 +219,13 @@ public final class Redactor {
     static final class Compiled {
         final Rule[] rules;
         final TriggerAutomaton automaton;
+        /**
+         * Per state index: {@code L > 0} where every rule whose trigger ends there has a trigger of length {@code L}
+         * and needs no word character before it, so a word character {@code L} bytes back rules them all out at once;
+         * else 0.
+         */
+        final int[] wordBefore;
+
         final Set<String> allowed;
         final int maxBack;
         final List<String> kinds;
@@ -227,6 +239,16 @@ public final class Redactor {
                 back = Math.max(back, rule.back);
             }
             this.automaton = new TriggerAutomaton(triggers);
+            this.wordBefore = new int[automaton.outputs.length];
+            for (int state = 0; state < wordBefore.length; state++) {
+                int length = 0;
+                for (int id : automaton.outputs[state]) {
+                    Rule rule = this.rules[id];
+                    int own = rule.boundaryBefore ? rule.trigger.length : -1;
+                    length = length == 0 || length == own ? own : -1;
+                }
+                wordBefore[state] = Math.max(length, 0);
+            }
             this.allowed = Set.copyOf(allowed);
             this.maxBack = back;
             this.kinds =

@@ -13,23 +13,26 @@ final class TriggerAutomaton {
     /** Byte to class; bytes that occur in no trigger share class 0. */
     final int[] classOf = new int[256];
 
+    /** Width of a row of {@link #delta}: the number of classes rounded up to a power of two. */
     final int classes;
+    /** {@code state >> shift} is a state's index ({@code state / classes}, without a division). */
+    final int shift;
     /** {@code delta[state + class]} is the next state; states are premultiplied by {@link #classes}. */
     final int[] delta;
     /** States at or above this value end at least one trigger. */
     final int acceptBase;
 
     final int start;
-    /** Per state index ({@code state / classes}): the rules whose trigger ends here, longest trigger first. */
+    /** Per state index ({@code state >> shift}): the rules whose trigger ends here, longest trigger first. */
     final int[][] outputs;
     /** Per state index: length of the longest trigger prefix that the state stands for. */
     final int[] depth;
     /**
-     * Skip filter for the start state: a bit per 16-bit hash of the first three bytes of every trigger (a
+     * Skip filter for the start state: a bit per 17-bit hash of the first three bytes of every trigger (a
      * two-byte trigger sets the bits of all 256 possible third bytes). A position whose bit is clear starts
      * no trigger, so the scan skips it without walking the table.
      */
-    final long[] starts = new long[1024];
+    final long[] starts = new long[2048];
 
     TriggerAutomaton(List<byte[]> triggers) {
         // 1. trie
@@ -104,7 +107,8 @@ final class TriggerAutomaton {
         for (int b = 0; b < 256; b++) {
             classOf[b] = used[b] ? classCount++ : 0;
         }
-        classes = classCount;
+        shift = 32 - Integer.numberOfLeadingZeros(classCount - 1);
+        classes = 1 << shift;
         // 4. renumber: states without outputs first, so "has output" is one comparison
         int[] index = new int[nodes];
         int n = 0;
@@ -137,9 +141,9 @@ final class TriggerAutomaton {
         start = index[0] * classes;
     }
 
-    /** A 16-bit hash of three bytes given as one 24-bit value, for {@link #starts}. */
+    /** A 17-bit hash of three bytes given as one 24-bit value, for {@link #starts}. */
     static int hash3(int threeBytes) {
-        return (threeBytes * 0x9E3779B1) >>> 16;
+        return (threeBytes * 0x9E3779B1) >>> 15;
     }
 
     private static int[] newRow() {
