@@ -22,6 +22,7 @@ final class BodyScanner extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof RequestIntake.Outcome outcome) {
+            stopScanning();
             Exchange ex = outcome.exchange();
             scanning = outcome instanceof RequestIntake.Admitted && ex.outbound != null && !ex.connect ? ex : null;
             ctx.fireChannelRead(msg);
@@ -39,6 +40,7 @@ final class BodyScanner extends ChannelInboundHandlerAdapter {
         }
         if (ex.discarding()) {
             // Refused after its head (a dial refused, the audit log down): the rest is dropped unread.
+            ex.outbound.releaseHeld();
             ctx.fireChannelRead(content);
             return;
         }
@@ -57,5 +59,24 @@ final class BodyScanner extends ChannelInboundHandlerAdapter {
         if (out != null) {
             ctx.fireChannelRead(out);
         }
+    }
+
+    /** The body being scanned is left unfinished: what its scan held back is released. */
+    private void stopScanning() {
+        if (scanning != null) {
+            scanning.outbound.releaseHeld();
+            scanning = null;
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        stopScanning();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        stopScanning();
     }
 }

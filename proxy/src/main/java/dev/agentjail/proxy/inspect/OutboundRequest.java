@@ -53,6 +53,16 @@ public final class OutboundRequest {
     private final BodyKind kind;
     private byte[] collected;
     private int collectedLength;
+    /** The first bytes of the body, until {@link WideText} has decided on them. */
+    private final byte[] lead = new byte[WideText.LEAD_BYTES];
+
+    private int leadLength;
+    private boolean leadDecided;
+    /** What the scan released while the lead was undecided, held back until it is. */
+    private ByteBuf heldOut;
+    /** The declared type names binary content (an image, an archive): no text encoding is read into it. */
+    private boolean binaryType;
+
     private HttpResponseStatus refusalStatus;
     private String refusalReason;
     private String refusalDetail;
@@ -121,6 +131,7 @@ public final class OutboundRequest {
             rewritten.set(HttpHeaderNames.ACCEPT_ENCODING, "identity");
         }
         OutboundRequest out = new OutboundRequest(inspector, head, target0, rewritten, fixed, coding, kind);
+        out.binaryType = WideText.binaryType(request.headers().get(HttpHeaderNames.CONTENT_TYPE));
         out.scrubber = injected.isEmpty() ? null : new ResponseScrubber(injected);
         Optional<String> charsetProblem = hasBody(request)
                 ? charsetProblem(request.headers().get(HttpHeaderNames.CONTENT_TYPE))
@@ -247,9 +258,76 @@ public final class OutboundRequest {
                 return null;
             }
             ByteBuf data = in.content();
-            return streaming != null ? stream(data, last, alloc) : collect(data, last);
+            if (streaming == null) {
+                return collect(data, last);
+            }
+            if (leadDecided) {
+                return stream(data, last, alloc);
+            }
+            // The first bytes say whether the text is UTF-16 or UTF-32, which the byte scan cannot read: until they
+            // have, nothing the scan releases goes out.
+            int take = Math.min(lead.length - leadLength, data.readableBytes());
+            data.getBytes(data.readerIndex(), lead, leadLength, take);
+            leadLength += take;
+            HttpContent out = stream(data, last, alloc);
+            if (out == null) {
+                releaseHeld(); // Refused by the scan.
+                return null;
+            }
+            if (leadLength < lead.length && !last) {
+                holdOut(out, alloc);
+                return null;
+            }
+            leadDecided = true;
+            if (refusedAsWide(lead, leadLength)) {
+                out.release();
+                releaseHeld();
+                return null;
+            }
+            return withHeld(out, alloc);
         } finally {
             in.release();
+        }
+    }
+
+    /** Whether a body whose text starts with {@code start[0, n)} is refused as UTF-16/32 (and then it is). */
+    private boolean refusedAsWide(byte[] start, int n) {
+        String wide = binaryType ? null : WideText.encoding(start, n);
+        if (wide == null) {
+            return false;
+        }
+        refuse(
+                HttpResponseStatus.FORBIDDEN,
+                ProxyReasons.UNINSPECTABLE_BODY,
+                "the request body reads as " + wide + " text, which a JSON parser decodes and the scan cannot read;"
+                        + " send it as UTF-8");
+        return true;
+    }
+
+    private void holdOut(HttpContent out, ByteBufAllocator alloc) {
+        if (heldOut == null) {
+            heldOut = alloc.buffer(out.content().readableBytes() + 16);
+        }
+        heldOut.writeBytes(out.content());
+        out.release();
+    }
+
+    private HttpContent withHeld(HttpContent out, ByteBufAllocator alloc) {
+        if (heldOut == null) {
+            return out;
+        }
+        ByteBuf all = heldOut.writeBytes(out.content());
+        heldOut = null;
+        boolean last = out instanceof LastHttpContent;
+        out.release();
+        return last ? new DefaultLastHttpContent(all) : new DefaultHttpContent(all);
+    }
+
+    /** Releases what was held back (the exchange ended or was refused before it went out). */
+    public void releaseHeld() {
+        if (heldOut != null) {
+            heldOut.release();
+            heldOut = null;
         }
     }
 
@@ -317,6 +395,9 @@ public final class OutboundRequest {
             // even when nothing was found (a receiver's decoder may read those bytes differently from ours).
             try {
                 byte[] plain = ContentCodings.decode(contentEncoding, encoded, ContentCodings.Limits.defaults());
+                if (refusedAsWide(plain, Math.min(plain.length, WideText.LEAD_BYTES))) {
+                    return null;
+                }
                 int before = findings.total();
                 Redactor redactor = inspector.redactor();
                 byte[] scanned = redactor.redactBody(plain, kind, Redactor.LOCATION_BODY, findings);

@@ -231,14 +231,14 @@ class McpResponseWireTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("dev.agentjail.proxy.mcp.McpDetectionTest#mcpBodies")
     void mcpInEveryEncodingToAnUnapprovedPlaceIsRefused(String name, byte[] body) throws Exception {
-        assertRefusedElsewhere(body, "Content-Type: text/plain");
-        assertRefusedElsewhere(body);
+        assertRefusedElsewhere(wide(body), body, "Content-Type: text/plain");
+        assertRefusedElsewhere(wide(body), body);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("dev.agentjail.proxy.mcp.McpDetectionTest#mcpBodies")
     void compressedMcpToAnUnapprovedPlaceIsRefused(String name, byte[] body) throws Exception {
-        assertRefusedElsewhere(gzip(body), "Content-Type: application/json", "Content-Encoding: gzip");
+        assertRefusedElsewhere(wide(body), gzip(body), "Content-Type: application/json", "Content-Encoding: gzip");
     }
 
     /**
@@ -281,15 +281,30 @@ class McpResponseWireTest {
                 upstream.requests().getFirst().body());
     }
 
-    private void assertRefusedElsewhere(byte[] body, String... headers) throws Exception {
+    /** Whether the text starts as UTF-16 or UTF-32 does: a wide byte order mark, or a NUL in its first four bytes. */
+    private static boolean wide(byte[] text) {
+        boolean bom = text.length >= 2
+                && ((text[0] == (byte) 0xfe && text[1] == (byte) 0xff)
+                        || (text[0] == (byte) 0xff && text[1] == (byte) 0xfe));
+        for (int i = 0; i < Math.min(4, text.length) && !bom; i++) {
+            bom = text[i] == 0;
+        }
+        return bom;
+    }
+
+    /**
+     * Refused with the JSON-RPC error of MCP sent elsewhere; a body in UTF-16 or UTF-32 ({@code wide}) is refused
+     * before, by the redaction step, which cannot read a wide encoding (403 uninspectable-body).
+     */
+    private void assertRefusedElsewhere(boolean wide, byte[] body, String... headers) throws Exception {
         RawResponse r = send(post("other.test:" + upstream.port(), body, headers));
 
+        String reason = wide ? ProxyReasons.UNINSPECTABLE_BODY : McpErrors.REASON_SERVER_NOT_APPROVED;
         assertEquals(403, r.status(), r.body());
-        assertEquals(McpErrors.REASON_SERVER_NOT_APPROVED, r.header(ProxyReasons.HEADER));
-        assertTrue(r.body().contains("\"code\":-32005"), r.body());
+        assertEquals(reason, r.header(ProxyReasons.HEADER));
+        assertTrue(wide || r.body().contains("\"code\":-32005"), r.body());
         upstream.assertUntouched();
-        assertEquals(
-                McpErrors.REASON_SERVER_NOT_APPROVED, proxy.records().getLast().reason());
+        assertEquals(reason, proxy.records().getLast().reason());
     }
 
     private RawResponse send(String json) throws Exception {

@@ -11,7 +11,6 @@ import dev.agentjail.proxy.testing.RawResponse;
 import dev.agentjail.proxy.testing.RecordingUpstream;
 import java.io.ByteArrayOutputStream;
 import java.net.SocketException;
-import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.stream.Stream;
@@ -66,12 +65,6 @@ class McpTailWireTest {
                 Arguments.of(
                         "later message of a batch",
                         utf8("[{\"pad\":\"" + PAD + "\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}]"),
-                        "application/json"),
-                Arguments.of(
-                        "UTF-16LE with a BOM",
-                        bytes(
-                                "\uFEFF{\"pad\":\"" + PAD + "\",\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}",
-                                StandardCharsets.UTF_16LE),
                         "application/json"),
                 Arguments.of(
                         "a later event of an event stream",
@@ -172,9 +165,5 @@ class McpTailWireTest {
 
     private static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static byte[] bytes(String s, Charset charset) {
-        return s.getBytes(charset);
     }
 }
