@@ -7,16 +7,13 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.MappingNode;
@@ -95,12 +92,8 @@ record PolicyDocument(
     static String read(Path file, String name) throws PolicyException {
         try (InputStream in = Files.newInputStream(file)) {
             return read(in, name);
-        } catch (NoSuchFileException e) {
-            throw new PolicyException(name, 0, "-", "cannot read: no such file");
-        } catch (AccessDeniedException e) {
-            throw new PolicyException(name, 0, "-", "cannot read: permission denied");
         } catch (IOException e) {
-            throw new PolicyException(name, 0, "-", "cannot read: " + Quoting.shorten(String.valueOf(e.getMessage())));
+            throw new PolicyException(name, 0, "-", "cannot read: " + Quoting.shorten(IoErrors.describe(file, e)));
         }
     }
 
@@ -141,18 +134,8 @@ record PolicyDocument(
         try {
             return new Yaml(options).compose(new StringReader(yaml));
         } catch (MarkedYAMLException e) {
-            Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
-            int line = mark == null ? 0 : mark.getLine() + 1;
-            String problem = e.getProblem() != null ? e.getProblem() : e.getContext();
-            if (problem != null && problem.startsWith("but ") && e.getContext() != null) {
-                // snakeyaml splits some messages in two ("expected a single document", "but found another").
-                problem = e.getContext() + " " + problem;
-            }
-            throw new PolicyException(
-                    sourceName,
-                    line,
-                    "-",
-                    "invalid yaml: " + Quoting.shorten(String.valueOf(problem), YAML_PROBLEM_LENGTH));
+            YamlSyntax syntax = YamlSyntax.of(e, yaml);
+            throw new PolicyException(sourceName, syntax.line(), syntax.column(), syntax.problem());
         } catch (YAMLException e) {
             // Unmarked errors are the limits (aliases, size, depth); they have no single line.
             throw new PolicyException(sourceName, 0, "-", limitProblem(String.valueOf(e.getMessage())));

@@ -1,7 +1,6 @@
 package dev.agentjail.policy;
 
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -220,9 +219,7 @@ final class RootOnlyPaths {
 
     /** An entry that cannot be looked at: never skipped, since what it holds might be the policy. */
     static MachinePolicyException unreadable(String subject, Path path, IOException e) {
-        String why = e instanceof AccessDeniedException
-                ? "permission denied"
-                : Quoting.shorten(String.valueOf(e.getMessage()));
+        String why = Quoting.shorten(IoErrors.describe(path, e));
         String what = path.toString().equals(subject) ? "cannot read: " : "cannot read " + path + ": ";
         return new MachinePolicyException(subject, what + why);
     }

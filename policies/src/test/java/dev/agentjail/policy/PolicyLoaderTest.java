@@ -319,19 +319,70 @@ class PolicyLoaderTest {
                         "version: 1\nnetwork:\n  allow: &hosts [a.test]\n  deny: *hosts\n",
                         "p.yaml:3: network.allow: anchors and aliases are not allowed"),
                 arguments("version: &v 1\n", "p.yaml:1: version: anchors and aliases are not allowed"),
-                // YAML syntax errors keep their line
+                // YAML syntax errors in words, at FILE:LINE:COLUMN (an unclosed quote or bracket where it opens)
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [a.test]\n deny: [b]\n",
+                        "p.yaml:4:2: bad indentation: this key, at column 2, lines up with no key above it; the keys of"
+                                + " one mapping start in the same column"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [a]\n    deny: [b]\n",
+                        "p.yaml:4:5: bad indentation: this key, at column 5, lines up with no key above it; the keys of"
+                                + " one mapping start in the same column"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow:\n    - a\n   - b\n",
+                        "p.yaml:5:4: bad indentation: this list item ('-'), at column 4, lines up with nothing above"
+                                + " it; the items of one list start in the same column"),
                 arguments(
                         "version: 1\nnetwork:\n  allow: [a.test\n",
-                        "p.yaml:4: -: invalid yaml: expected ',' or ']', but got <stream end>"),
+                        "p.yaml:3:10: unclosed '[': the list that starts here is not closed with ']' before the end of"
+                                + " the file"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: [a, b\n  deny: [c]\n",
+                        "p.yaml:3:10: unclosed '[': the list that starts here needs ',' or ']' at line 4, column 7,"
+                                + " not ':'"),
+                arguments(
+                        "version: 1\nnetwork: {allow: [a]\n",
+                        "p.yaml:2:10: unclosed '{': the mapping that starts here is not closed with '}' before the end"
+                                + " of the file"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: \"a.test\n",
+                        "p.yaml:3:10: unclosed quote: the string that starts here with \" has no closing \""),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: 'a.test\n",
+                        "p.yaml:3:10: unclosed quote: the string that starts here with ' has no closing '"),
+                arguments(
+                        "version: 1\nnetwork\n  allow: []\n",
+                        "p.yaml:2:1: a key without a value: expected ':' after this key (key: value)"),
                 arguments(
                         "version: 1\nnetwork:\n\tallow: []\n",
-                        "p.yaml:3: -: invalid yaml: found character '\\t(TAB)' that cannot start any token. (Do not"
-                                + " use \\t(TAB) for indentation)"),
+                        "p.yaml:3:1: a tab character: YAML indents with spaces only"),
+                arguments(
+                        "version: 1\nnetwork:\n  allow: a: b\n",
+                        "p.yaml:3:11: unexpected ':': a value cannot be another 'key: value' on the same line; quote"
+                                + " it, or start the nested mapping on the next line (or is this line indented too far?)"),
+                arguments("version: 1\nnetwork:\n  allow: [a.test]]\n", "p.yaml:3:18: a stray ']' that closes nothing"),
+                arguments(
+                        "version: 1\n- a\n",
+                        "p.yaml:2:1: a list item ('-') where a key of the mapping that starts at line 1, column 1 was"
+                                + " expected"),
+                arguments(
+                        "version: 1\nnetwork:\n  - a\n  b: c\n",
+                        "p.yaml:4:3: a key where a list item ('- ...') of the list that starts at line 3, column 3 was"
+                                + " expected"),
+                arguments("version: 1\nnetwork: ]\n", "p.yaml:2:10: a value was expected here, but found ']'"),
+                arguments(
+                        "version: 1\nnetwork: @x\n", "p.yaml:2:10: '@' cannot start a value; put the value in quotes"),
+                arguments(
+                        "version: 1\nkey: \"\\q\"\n",
+                        "p.yaml:2:8: unknown escape '\\q' in a double-quoted string; use single quotes, or write a"
+                                + " backslash as '\\\\'"),
                 arguments(
                         "version: 1\n---\nversion: 1\n",
-                        "p.yaml:2: -: invalid yaml: expected a single document in the stream but found another"
-                                + " document"),
-                arguments("version: 1\nnetwork: *nope\n", "p.yaml:2: -: invalid yaml: found undefined alias nope"));
+                        "p.yaml:2:1: a second document ('---'): a policy file holds one document"),
+                arguments("version: 1\nnetwork: !!foo x\n", "p.yaml:2:10: tags ('!!...') are not allowed"),
+                arguments(
+                        "version: 1\nnetwork: *nope\n",
+                        "p.yaml:2:10: '*nope' refers to no anchor (anchors and aliases are not allowed)"));
     }
 
     @ParameterizedTest(name = "[{index}] {1}")
@@ -402,14 +453,14 @@ class PolicyLoaderTest {
     void missingFileIsUnreadable() {
         Path file = dir.resolve("missing.yaml");
         PolicyException e = assertThrows(PolicyException.class, () -> PolicyLoader.load(file));
-        assertEquals(file + ":0: -: cannot read: no such file", e.getMessage());
+        assertEquals(file + ":0: -: cannot read: no such file or directory", e.getMessage());
         assertEquals(0, e.line());
     }
 
     @Test
     void directoryIsUnreadable() {
         PolicyException e = assertThrows(PolicyException.class, () -> PolicyLoader.load(dir));
-        assertEquals(dir + ":0: -: cannot read: Is a directory", e.getMessage());
+        assertEquals(dir + ":0: -: cannot read: is a directory", e.getMessage());
     }
 
     @Test

@@ -273,7 +273,7 @@ class PolicyStackTest {
     void unknownPresetsAndMissingFilesAreRefused() throws Exception {
         Path missing = write("p.yaml", "version: 1\nextends: [nope.yaml]\n");
         PolicyException e = assertThrows(PolicyException.class, () -> load(PolicyLayer.PROJECT, missing));
-        assertEquals(dir.resolve("nope.yaml") + ":0: -: cannot read: no such file", e.getMessage());
+        assertEquals(dir.resolve("nope.yaml") + ":0: -: cannot read: no such file or directory", e.getMessage());
         Path preset = write("q.yaml", "version: 1\nextends: [no-such-agent]\n");
         e = assertThrows(PolicyException.class, () -> load(PolicyLayer.PROJECT, preset));
         assertTrue(e.getMessage().startsWith(preset + ":2: extends: unknown preset 'no-such-agent'"), e.getMessage());
