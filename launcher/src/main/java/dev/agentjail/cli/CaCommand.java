@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.certs.CaException;
 import dev.agentjail.certs.CertificateAuthority;
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +52,7 @@ final class CaCommand implements Callable<Integer> {
 
     /** A CA that cannot be created or read is a host problem, not bad usage. */
     static CliException failure(CaException e) {
-        return new CliException(ExitCodes.ENVIRONMENT, e.getMessage(), e);
+        return new CliException(ExitCodes.ENVIRONMENT, IoErrors.message(e), e);
     }
 
     static CertificateAuthority loadExisting(Path dir) {
@@ -156,7 +157,8 @@ final class CaCommand implements Callable<Integer> {
             try {
                 Files.writeString(pemFile, ca.certificatePem(), StandardCharsets.US_ASCII);
             } catch (IOException e) {
-                throw new CliException(ExitCodes.FAILURE, "cannot write " + pemFile + ": " + e.getMessage(), e);
+                throw new CliException(
+                        ExitCodes.FAILURE, "cannot write " + pemFile + ": " + IoErrors.describe(pemFile, e), e);
             }
             out.println("Wrote the agentjail CA certificate (SHA-256 " + ca.sha256Fingerprint() + ") to " + pemFile);
             out.flush();
@@ -189,7 +191,7 @@ final class CaCommand implements Callable<Integer> {
                     oldFingerprint = CertificateAuthority.load(path).sha256Fingerprint();
                 } catch (CaException e) {
                     // An unreadable CA is exactly what rotate replaces.
-                    err.println("agentjail: replacing an unusable CA: " + e.getMessage());
+                    err.println("agentjail: replacing an unusable CA: " + IoErrors.message(e));
                 }
             }
             CertificateAuthority ca;

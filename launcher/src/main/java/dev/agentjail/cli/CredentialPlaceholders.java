@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -55,7 +56,9 @@ final class CredentialPlaceholders {
                     read(file), project.toAbsolutePath().normalize());
         } catch (IOException e) {
             throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot use the placeholder key " + file + ": " + e.getMessage(), e);
+                    ExitCodes.ENVIRONMENT,
+                    "cannot use the placeholder key " + file + ": " + IoErrors.describe(file, e),
+                    e);
         }
     }
 

@@ -6,6 +6,7 @@ import dev.agentjail.certs.LeafCertificates;
 import dev.agentjail.certs.TrustBundle;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.policy.CredentialRule;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.KnownValue;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.proxy.audit.Sha256;
@@ -133,7 +134,7 @@ final class InspectionSetup implements AutoCloseable {
                         executor);
             } catch (Exception e) {
                 throw new CliException(
-                        ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + e.getMessage(), e);
+                        ExitCodes.ENVIRONMENT, "cannot set up upstream TLS verification: " + IoErrors.message(e), e);
             }
             LeafCertificates leaves = new LeafCertificates(ca, clock, executor, LEAF_VALIDITY, MAX_HOSTS);
             Interception interception = new Interception(new ServerContexts(leaves, executor, MAX_HOSTS), upstream);
@@ -223,7 +224,7 @@ final class InspectionSetup implements AutoCloseable {
                 keyStore.store(out, TrustFiles.TRUST_STORE_PASSWORD.toCharArray());
             }
         } catch (GeneralSecurityException e) {
-            throw new IOException("cannot write the trust store " + store + ": " + e.getMessage(), e);
+            throw new IOException("cannot write the trust store " + store + ": " + IoErrors.message(e), e);
         }
         if (cached != null) {
             try {
@@ -256,7 +257,7 @@ final class InspectionSetup implements AutoCloseable {
         try {
             return CertificateAuthority.loadOrCreate(caDir, clock);
         } catch (CaException e) {
-            throw new CliException(ExitCodes.ENVIRONMENT, "cannot use the agentjail CA: " + e.getMessage(), e);
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot use the agentjail CA: " + IoErrors.message(e), e);
         }
     }
 
@@ -370,7 +371,8 @@ final class InspectionSetup implements AutoCloseable {
         } catch (IOException e) {
             throw new CliException(
                     ExitCodes.ENVIRONMENT,
-                    policy.source() + ": redaction.known_values: cannot read file " + file + ": " + reason(e));
+                    policy.source() + ": redaction.known_values: cannot read file " + file + ": "
+                            + IoErrors.describe(file, e));
         }
         return checkLength(policy, "file " + file, value);
     }
@@ -395,7 +397,8 @@ final class InspectionSetup implements AutoCloseable {
             } catch (IOException e) {
                 throw new CliException(
                         ExitCodes.ENVIRONMENT,
-                        where + ": cannot read the credential file " + rule.file() + ": " + reason(e));
+                        where + ": cannot read the credential file " + rule.file() + ": "
+                                + IoErrors.describe(rule.file(), e));
             }
             if (value.isEmpty()) {
                 throw new CliException(
@@ -418,7 +421,7 @@ final class InspectionSetup implements AutoCloseable {
             return SystemRoots.pem();
         } catch (IOException e) {
             throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot read the system's CA certificates: " + e.getMessage(), e);
+                    ExitCodes.ENVIRONMENT, "cannot read the system's CA certificates: " + IoErrors.describe(e), e);
         }
     }
 
@@ -442,7 +445,7 @@ final class InspectionSetup implements AutoCloseable {
             try {
                 cas.addAll(TrustBundle.readPem(file));
             } catch (IOException e) {
-                String message = reason(e);
+                String message = IoErrors.describe(e);
                 throw new CliException(
                         ExitCodes.USAGE,
                         policy.source() + ": tls.upstream_ca: "
@@ -451,17 +454,6 @@ final class InspectionSetup implements AutoCloseable {
             }
         }
         return cas;
-    }
-
-    /** An I/O failure in words: the JDK's file exceptions carry only the path as their message. */
-    private static String reason(IOException e) {
-        String name = e.getClass().getSimpleName();
-        return switch (name) {
-            case "NoSuchFileException" -> "no such file";
-            case "AccessDeniedException" -> "permission denied";
-            case "IsDirectoryException" -> "is a directory";
-            default -> e.getMessage() == null ? name : e.getMessage();
-        };
     }
 
     /** A small pool that mints leaf certificates and builds TLS contexts off the proxy's event loops. */

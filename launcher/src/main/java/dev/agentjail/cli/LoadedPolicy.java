@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.policy.EffectivePolicy;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.MachinePolicyException;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
@@ -126,7 +127,7 @@ record LoadedPolicy(
         } catch (PolicyException e) {
             throw new CliException(ExitCodes.USAGE, e.getMessage());
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "cannot look for policy files: " + e.getMessage());
+            throw new CliException(ExitCodes.USAGE, "cannot look for policy files: " + IoErrors.describe(e));
         }
     }
 

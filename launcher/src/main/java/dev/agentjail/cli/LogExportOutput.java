@@ -1,7 +1,10 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.BufferedWriter;
+import java.io.FilterOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +27,35 @@ final class LogExportOutput {
         void writeTo(PrintWriter out) throws IOException;
     }
 
+    /** Remembers the first failure of the stream under a PrintWriter, which swallows it. */
+    private static final class FailureKeeping extends FilterOutputStream {
+        IOException failure;
+
+        FailureKeeping(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+            } catch (IOException e) {
+                failure = failure == null ? e : failure;
+                throw e;
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            try {
+                out.flush();
+            } catch (IOException e) {
+                failure = failure == null ? e : failure;
+                throw e;
+            }
+        }
+    }
+
     static void write(Path target, Content content) {
         Path absolute = target.toAbsolutePath();
         Path dir = absolute.getParent();
@@ -35,16 +67,22 @@ final class LogExportOutput {
                     ".tmp",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot write " + target + ": " + e.getMessage(), e);
+            // The temporary file's random name would say nothing: the directory it is made in does.
+            throw new CliException(
+                    ExitCodes.FAILURE,
+                    "cannot write " + target + ": " + IoErrors.reason(e) + " (creating a file in " + dir + ")",
+                    e);
         }
         boolean done = false;
         try {
-            try (PrintWriter out = new PrintWriter(
-                    new BufferedWriter(new OutputStreamWriter(Files.newOutputStream(tmp), StandardCharsets.UTF_8)))) {
+            FailureKeeping file = new FailureKeeping(Files.newOutputStream(tmp));
+            try (PrintWriter out =
+                    new PrintWriter(new BufferedWriter(new OutputStreamWriter(file, StandardCharsets.UTF_8)))) {
                 content.writeTo(out);
                 out.flush();
                 if (out.checkError()) {
-                    throw new IOException("write failed");
+                    // PrintWriter keeps only that something failed; the stream kept what (no space left on device).
+                    throw file.failure != null ? file.failure : new IOException("write failed");
                 }
             }
             try {
@@ -54,7 +92,8 @@ final class LogExportOutput {
             }
             done = true;
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot write " + target + ": " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.FAILURE, "cannot write " + target + ": " + IoErrors.describe(target, e), e);
         } finally {
             if (!done) {
                 try {

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.util.List;
@@ -97,7 +98,7 @@ public final class Main implements Runnable {
 
     /** Reports a command's failure in one line and gives its exit code. */
     private static int failed(PrintWriter err, Exception e) {
-        err.println("agentjail: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+        err.println("agentjail: " + IoErrors.message(e));
         return e instanceof CliException ce ? ce.exitCode() : ExitCodes.FAILURE;
     }
 

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.PolicyLoader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -47,7 +48,7 @@ final class PolicySchema implements Callable<Integer> {
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot read the policy schema: " + e.getMessage(), e);
+            throw new CliException(ExitCodes.FAILURE, "cannot read the policy schema: " + IoErrors.describe(e), e);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.certs.CertificateAuthority;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.MachinePolicyException;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
@@ -44,6 +45,9 @@ import picocli.CommandLine.Spec;
         },
         sortOptions = false)
 final class ProxyCommand implements Callable<Integer> {
+    /** What to do about an audit log that cannot be opened: said after the OS reason, by run and by proxy. */
+    static final String AUDIT_LOG_WAY_OUT = "; pass --audit-log FILE in a directory you can write";
+
     @Spec
     CommandSpec spec;
 
@@ -118,7 +122,10 @@ final class ProxyCommand implements Callable<Integer> {
             audit = FileAuditLog.open(logPath, auditOptions);
         } catch (IOException e) {
             inspection.close();
-            throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + logPath + ": " + e.getMessage());
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    "cannot open audit log " + logPath + ": " + IoErrors.describe(logPath, e) + AUDIT_LOG_WAY_OUT,
+                    e);
         }
         ExecutorService dns = DnsExecutors.create();
         int io = threads != null ? threads : Runtime.getRuntime().availableProcessors();
@@ -154,7 +161,7 @@ final class ProxyCommand implements Callable<Integer> {
                 server.listenUnix(unixSocket);
             }
         } catch (Exception e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot listen on " + listen + ": " + e.getMessage(), e);
+            throw new CliException(ExitCodes.FAILURE, "cannot listen on " + listen + ": " + IoErrors.message(e), e);
         }
         out.printf(
                 "agentjail proxy listening on %s%s (policy %s, audit log %s, session %s)%n",

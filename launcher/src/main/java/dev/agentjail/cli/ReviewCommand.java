@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.jail.Quarantine;
 import dev.agentjail.jail.SurfaceReview;
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.FileAlreadyExistsException;
@@ -131,11 +132,11 @@ final class ReviewCommand implements Callable<Integer> {
                 list(out, quarantine);
             }
         } catch (FileAlreadyExistsException e) {
-            throw new CliException(ExitCodes.FAILURE, e.getMessage(), e);
+            throw new CliException(ExitCodes.FAILURE, IoErrors.describe(e), e);
         } catch (NoSuchFileException e) {
-            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+            throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "review: " + e.getMessage(), e);
+            throw new CliException(ExitCodes.FAILURE, "review: " + IoErrors.describe(e), e);
         }
         out.flush();
         return ExitCodes.OK;

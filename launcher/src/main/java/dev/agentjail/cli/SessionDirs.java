@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -31,7 +32,8 @@ final class SessionDirs {
             return dir;
         } catch (IOException e) {
             throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot create the session directory under " + base + ": " + e.getMessage());
+                    ExitCodes.ENVIRONMENT,
+                    "cannot create the session directory under " + base + ": " + IoErrors.describe(e));
         }
     }
 
@@ -54,7 +56,8 @@ final class SessionDirs {
             return dir;
         } catch (IOException e) {
             throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot create the session directory under " + base + ": " + e.getMessage());
+                    ExitCodes.ENVIRONMENT,
+                    "cannot create the session directory under " + base + ": " + IoErrors.describe(e));
         }
     }
 

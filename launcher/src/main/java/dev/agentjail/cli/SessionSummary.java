@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -48,7 +49,7 @@ final class SessionSummary {
             try {
                 summary.scan(auditLog, sessionId, requests);
             } catch (IOException | RuntimeException e) {
-                problem = e.getMessage();
+                problem = IoErrors.message(e);
             }
         }
         summary.print(err, sessionId, auditLog, requests, denials, problem);

@@ -3,6 +3,7 @@ package dev.agentjail.cli;
 import dev.agentjail.policy.AllowListEdit;
 import dev.agentjail.policy.Decision;
 import dev.agentjail.policy.HostPattern;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.MalformedTargetException;
 import dev.agentjail.policy.PolicyException;
 import dev.agentjail.policy.ProjectPolicies;
@@ -85,7 +86,8 @@ final class SuggestApply {
             found = ProjectPolicies.find(dir);
             file = found.orElse(dir.toRealPath().resolve(ProjectPolicies.FILE_NAME));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "--apply: cannot look for the project policy: " + e.getMessage());
+            throw new CliException(
+                    ExitCodes.FAILURE, "--apply: cannot look for the project policy: " + IoErrors.describe(e));
         }
         List<String> entries =
                 proposals.stream().map(SuggestPlan.Proposal::entry).toList();
@@ -183,7 +185,8 @@ final class SuggestApply {
         try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
             return in.readAllBytes();
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "--apply: cannot read " + file + ": " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.FAILURE, "--apply: cannot read " + file + ": " + IoErrors.describe(file, e), e);
         }
     }
 
@@ -246,7 +249,8 @@ final class SuggestApply {
                 directory.force(true);
             }
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "--apply: cannot write " + file + ": " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.FAILURE, "--apply: cannot write " + file + ": " + IoErrors.describe(file, e), e);
         } finally {
             if (temp != null) {
                 try {

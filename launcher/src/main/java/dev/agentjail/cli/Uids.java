@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +26,12 @@ final class Uids {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            throw new CliException(ExitCodes.ENVIRONMENT, "cannot read /proc/self/status: " + e.getMessage());
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    "cannot read /proc/self/status: "
+                            + (e instanceof IOException io
+                                    ? IoErrors.describe(Path.of("/proc/self/status"), io)
+                                    : e.toString()));
         }
         throw new CliException(ExitCodes.ENVIRONMENT, "no " + name + " line in /proc/self/status");
     }

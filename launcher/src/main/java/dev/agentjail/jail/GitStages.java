@@ -1,5 +1,6 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -367,8 +368,8 @@ public final class GitStages implements AutoCloseable {
                     } catch (Busy busy) {
                         // The lock's release is an event of its own: the name is synced then.
                     } catch (IOException e) {
-                        warnings.accept(
-                                "warning: cannot mirror " + stage.relative().resolve(name) + ": " + e.getMessage());
+                        warnings.accept("warning: cannot mirror "
+                                + stage.relative().resolve(name) + ": " + IoErrors.message(e));
                     } finally {
                         lock.unlock();
                     }
@@ -474,9 +475,10 @@ public final class GitStages implements AutoCloseable {
                 try {
                     finish(stage, quarantine, session, findings);
                 } catch (IOException | RuntimeException e) {
-                    findings.add("git-metadata " + stage.relative() + " not finished: " + e.getMessage());
+                    findings.add("git-metadata " + stage.relative() + " not finished: " + IoErrors.message(e));
                     warnings.accept("warning: cannot bring back the jail's changes to "
-                            + project.resolve(stage.relative()) + ": " + e.getMessage() + "; the session's copy stays"
+                            + project.resolve(stage.relative()) + ": " + IoErrors.message(e)
+                            + "; the session's copy stays"
                             + " in " + stage.copy());
                     continue;
                 }
@@ -485,7 +487,8 @@ public final class GitStages implements AutoCloseable {
                     try {
                         ProjectFiles.of(stage.real()).deleteIfEmpty(Path.of(name), ProjectFiles.Type.DIRECTORY);
                     } catch (IOException e) {
-                        warnings.accept("warning: cannot remove " + stage.real().resolve(name) + ": " + e.getMessage());
+                        warnings.accept(
+                                "warning: cannot remove " + stage.real().resolve(name) + ": " + IoErrors.message(e));
                     }
                 }
             }
@@ -692,7 +695,8 @@ public final class GitStages implements AutoCloseable {
                     return;
                 }
             } catch (IOException e) {
-                warnings.accept("warning: cannot mirror " + stage.relative().resolve(name) + ": " + e.getMessage());
+                warnings.accept(
+                        "warning: cannot mirror " + stage.relative().resolve(name) + ": " + IoErrors.message(e));
                 return;
             }
         }
@@ -747,7 +751,7 @@ public final class GitStages implements AutoCloseable {
             ProjectFiles.of(stage.real())
                     .deleteTree(Path.of(stage.copy().getFileName().toString()), 64, 10_000_000);
         } catch (IOException e) {
-            warnings.accept("warning: cannot remove " + stage.copy() + ": " + e.getMessage());
+            warnings.accept("warning: cannot remove " + stage.copy() + ": " + IoErrors.message(e));
         }
     }
 

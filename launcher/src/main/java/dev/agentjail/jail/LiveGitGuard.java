@@ -1,5 +1,6 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
@@ -109,7 +110,7 @@ public final class LiveGitGuard implements AutoCloseable {
                     + " on the host), to " + target);
         } catch (IOException | RuntimeException e) {
             warnings.accept("could not move " + path + " out of the repository while the session runs: "
-                    + e.getMessage() + "; the session-end review looks at it again");
+                    + IoErrors.message(e) + "; the session-end review looks at it again");
         }
     }
 

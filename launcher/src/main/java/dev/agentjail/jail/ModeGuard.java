@@ -1,5 +1,6 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -132,7 +133,7 @@ public final class ModeGuard {
                         return ProjectFiles.Visit.CONTINUE;
                     });
         } catch (IOException e) {
-            incomplete = Optional.of(e.getMessage());
+            incomplete = Optional.of(IoErrors.message(e));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,7 +43,8 @@ public final class Placeholders {
                 }
             } catch (IOException e) {
                 IOException named = new IOException(
-                        "cannot remove the placeholder " + p.relative() + " in " + project + ": " + e.getMessage(), e);
+                        "cannot remove the placeholder " + p.relative() + " in " + project + ": " + IoErrors.message(e),
+                        e);
                 if (failed == null) {
                     failed = named;
                 } else {

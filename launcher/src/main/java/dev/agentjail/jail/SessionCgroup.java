@@ -1,11 +1,8 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -385,17 +382,6 @@ public final class SessionCgroup {
     }
 
     private static String message(IOException e) {
-        if (e instanceof FileSystemException f) {
-            String why = f.getReason() != null
-                    ? f.getReason()
-                    : switch (f) {
-                        case AccessDeniedException a -> "permission denied";
-                        case NoSuchFileException n -> "no such file";
-                        case FileAlreadyExistsException x -> "already exists";
-                        default -> f.getClass().getSimpleName();
-                    };
-            return f.getFile() + ": " + why;
-        }
-        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return IoErrors.describe(e);
     }
 }

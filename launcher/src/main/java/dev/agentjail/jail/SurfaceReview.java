@@ -1,5 +1,6 @@
 package dev.agentjail.jail;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -290,7 +291,7 @@ public final class SurfaceReview {
                                 + " start until then)"));
             }
         } catch (IOException e) {
-            findings.add(incomplete(roots.get(0), SELF, "cannot record the unfinished review: " + e.getMessage()));
+            findings.add(incomplete(roots.get(0), SELF, "cannot record the unfinished review: " + IoErrors.message(e)));
         }
         findings.addAll(incomplete);
         return List.copyOf(findings);
@@ -442,7 +443,7 @@ public final class SurfaceReview {
                     Files.exists(root.dir(), LinkOption.NOFOLLOW_LINKS) ? files.attributes(SELF) : Optional.empty();
         } catch (IOException | RuntimeException e) {
             Scan failed = new Scan(root, true);
-            failed.stop(SELF, when + ": cannot open " + root.dir() + ": " + e.getMessage());
+            failed.stop(SELF, when + ": cannot open " + root.dir() + ": " + IoErrors.message(e));
             return failed;
         }
         Scan scan = new Scan(root, attributes.isPresent());
@@ -688,7 +689,7 @@ public final class SurfaceReview {
                 scan.cutShort.add(start);
                 scan.stop(
                         start,
-                        when + ": cannot walk " + files.root().resolve(start) + ": " + e.getMessage()
+                        when + ": cannot walk " + files.root().resolve(start) + ": " + IoErrors.message(e)
                                 + "; surfaces below it were not checked");
                 return Outcome.PARTIAL;
             }
@@ -800,7 +801,8 @@ public final class SurfaceReview {
                     exhausted = true;
                 } catch (IOException e) {
                     scan.problem(
-                            layout, when + ": cannot read " + files.root().resolve(layout) + ": " + e.getMessage());
+                            layout,
+                            when + ": cannot read " + files.root().resolve(layout) + ": " + IoErrors.message(e));
                 }
             }
             if (exhausted) {
@@ -871,7 +873,8 @@ public final class SurfaceReview {
                 throw e;
             } catch (IOException e) {
                 scan.problem(
-                        relative, when + ": cannot read " + files.root().resolve(relative) + ": " + e.getMessage());
+                        relative,
+                        when + ": cannot read " + files.root().resolve(relative) + ": " + IoErrors.message(e));
                 return null;
             }
         }

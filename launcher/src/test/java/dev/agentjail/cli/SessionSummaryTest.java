@@ -91,7 +91,8 @@ class SessionSummaryTest {
         String out = print(missing, 2, 1);
         assertEquals(
                 "agentjail: session " + ID + ": 2 requests, 1 denied, 0 secrets redacted; audit log " + missing + "\n"
-                        + "agentjail:   (no details: cannot read the audit log: " + missing + ")\n",
+                        + "agentjail:   (no details: cannot read the audit log: " + missing
+                        + ": no such file or directory)\n",
                 out);
     }
 
