@@ -119,6 +119,8 @@ final class RunCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.USAGE, "--project: not a directory: " + projectDir);
         }
         projectDir = projectDir.toRealPath();
+        // Before the policy is read (a preset picked by name is announced then) and before a session exists.
+        ProjectDirectories.refuseWhole(projectDir, Paths.home(System.getenv()));
         LoadedPolicy policy = LoadedPolicy.discover(
                 System.getenv(),
                 Paths.home(System.getenv()),

@@ -38,6 +38,7 @@ import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
 import dev.agentjail.policy.CredentialPaths;
 import dev.agentjail.policy.HostPath;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.Policy;
 import dev.agentjail.policy.PolicyDiscovery;
 import dev.agentjail.policy.Preset;
@@ -141,7 +142,7 @@ final class Session {
             hostUser = HostUser.forProject(
                     Uids.current(), project, Path.of("/etc/passwd"), note -> err.println("agentjail: " + note));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+            throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
         }
         // Started by root for a user's project, the jail runs as that user, in that user's home.
         Path jailHome = hostUser.map(HostUser::home).orElse(home);
@@ -217,7 +218,11 @@ final class Session {
             file = FileAuditLog.open(auditLog, auditOptions);
         } catch (IOException e) {
             SessionDirs.delete(sessionDir);
-            throw new CliException(ExitCodes.ENVIRONMENT, "cannot open audit log " + auditLog + ": " + e.getMessage());
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    "cannot open audit log " + auditLog + ": " + IoErrors.describe(auditLog, e)
+                            + ProxyCommand.AUDIT_LOG_WAY_OUT,
+                    e);
         }
         audit = new CountingAuditSink(file);
         StartupTrace.mark("audit log open");
@@ -525,7 +530,7 @@ final class Session {
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), running.handoff(), inspection);
             return exitCode;
         } catch (IOException e) {
-            throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + e.getMessage(), e);
+            throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + IoErrors.describe(e), e);
         } finally {
             long seconds = (System.nanoTime() - started) / 1_000_000;
             // The jail has exited: its placeholders go, then what it left for the host to run is reviewed (after the
@@ -576,7 +581,7 @@ final class Session {
             try {
                 proxy.close();
             } catch (IOException e) {
-                err.println("agentjail: cannot close the jail's proxy socket: " + e.getMessage());
+                err.println("agentjail: cannot close the jail's proxy socket: " + IoErrors.describe(e));
             }
             dns.shutdownNow();
             try {
@@ -595,7 +600,7 @@ final class Session {
                             .build());
                 }
             } catch (RuntimeException e) {
-                err.println("agentjail: cannot write the session-end record: " + e.getMessage());
+                err.println("agentjail: cannot write the session-end record: " + IoErrors.message(e));
             }
             audit.close();
             if (sessionLimits != null) {
@@ -606,7 +611,10 @@ final class Session {
             }
 
             SessionDirs.delete(sessionDir);
-            SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
+            if (startRecorded) {
+                // A session refused before its start record is in no log: its id would lead nowhere.
+                SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
+            }
             err.flush();
             StartupTrace.mark("session closed");
         }
@@ -652,7 +660,7 @@ final class Session {
         try {
             audit.append(record);
         } catch (AuditUnavailableException e) {
-            throw new CliException(ExitCodes.ENVIRONMENT, "cannot write the audit log: " + e.getMessage(), e);
+            throw new CliException(ExitCodes.ENVIRONMENT, "cannot write the audit log: " + IoErrors.message(e), e);
         }
     }
 
@@ -758,8 +766,8 @@ final class Session {
                                             .orElse(" kept"))
                     .toList();
         } catch (RuntimeException e) {
-            err.println("agentjail: cannot review the session's surfaces: " + e.getMessage());
-            return List.of("review failed: " + e.getMessage());
+            err.println("agentjail: cannot review the session's surfaces: " + IoErrors.message(e));
+            return List.of("review failed: " + IoErrors.message(e));
         }
     }
 
@@ -774,7 +782,9 @@ final class Session {
             pending = new Quarantine(ReviewCommand.quarantineDir(hostEnv), Clock.systemUTC()).pending();
         } catch (IOException e) {
             throw new CliException(
-                    ExitCodes.ENVIRONMENT, "cannot read the quarantine's unfinished reviews: " + e.getMessage(), e);
+                    ExitCodes.ENVIRONMENT,
+                    "cannot read the quarantine's unfinished reviews: " + IoErrors.describe(e),
+                    e);
         }
         for (Quarantine.Pending p : pending) {
             if (ReviewCommand.concerns(p, project)) {
@@ -813,7 +823,7 @@ final class Session {
                 err.println("agentjail: kept " + kept + ": it was made for the session and is no longer empty");
             }
         } catch (IOException e) {
-            err.println("agentjail: cannot remove placeholders: " + e.getMessage());
+            err.println("agentjail: cannot remove placeholders: " + IoErrors.describe(e));
         }
     }
 
@@ -846,7 +856,7 @@ final class Session {
                 try {
                     ProtectedPaths.refuseLinked(home, file);
                 } catch (IOException e) {
-                    throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+                    throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
                 }
             }
         }
@@ -980,7 +990,7 @@ final class Session {
                 err.println("agentjail: created ~/" + created + " (mode 0700) for the agent's state");
             }
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+            throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
         }
     }
 
@@ -1019,7 +1029,8 @@ final class Session {
                             hidden,
                             Session::firstLine);
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "cannot bind " + program + " into the jail: " + e.getMessage(), e);
+            throw new CliException(
+                    ExitCodes.USAGE, "cannot bind " + program + " into the jail: " + IoErrors.describe(e), e);
         }
         if (plan.isEmpty() && program.contains("/") && Files.isExecutable(Path.of(program))) {
             return new AgentInstall.Plan(Path.of(program), List.of(), List.of(), List.of());
