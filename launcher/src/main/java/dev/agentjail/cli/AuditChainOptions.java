@@ -51,7 +51,10 @@ final class AuditChainOptions {
         try {
             return options.withHmacKey(AuditHmacKey.load(hmacKey));
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "--audit-hmac-key: " + e.getMessage());
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "--audit-hmac-key: " + CliException.unreadable(hmacKey, e).getMessage(),
+                    e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -11,7 +12,6 @@ import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -114,19 +114,24 @@ final class LogReader implements Closeable {
 
     /**
      * Reads every record of {@code files}, in order, into {@code action}; bad lines go to {@code onProblem}. A file
-     * that cannot be read stops with exit code 1.
+     * that cannot be opened stops with exit code 2 (as every command's missing input), one that fails while it is read
+     * with exit code 1.
      */
     static void forEach(List<Path> files, OnProblem onProblem, Consumer<LogRecord> action) {
         for (Path f : files) {
-            try (LogReader reader = open(f, onProblem)) {
+            LogReader opened;
+            try {
+                opened = open(f, onProblem);
+            } catch (IOException e) {
+                throw CliException.unreadable(f, e);
+            }
+            try (LogReader reader = opened) {
                 for (LogRecord r = reader.next(); r != null; r = reader.next()) {
                     action.accept(r);
                 }
                 reader.finish();
-            } catch (NoSuchFileException e) {
-                throw new CliException(ExitCodes.FAILURE, "cannot read " + f + ": no such file");
             } catch (IOException e) {
-                throw new CliException(ExitCodes.FAILURE, "cannot read " + f + ": " + e.getMessage(), e);
+                throw new CliException(ExitCodes.FAILURE, "cannot read " + f + ": " + IoErrors.describe(f, e), e);
             }
         }
     }

@@ -1,11 +1,13 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.proxy.audit.AuditChain;
 import dev.agentjail.proxy.audit.AuditHmacKey;
 import dev.agentjail.proxy.audit.ChainVerifier;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -32,7 +34,7 @@ import picocli.CommandLine.Spec;
             "Exit status: 0 when every log is intact; 1 when one is not, printing the",
             "first broken link as FILE:LINE: KIND: explanation, where KIND is deleted,",
             "modified, reordered, inserted, truncated or bad-hmac; 2 when a file or",
-            "the key cannot be read.",
+            "the key cannot be read (as every command does for a missing input).",
             "",
             "Without a key, the chain shows that no record inside the log was removed,",
             "changed or moved. It cannot show that records were not cut off at the",
@@ -77,7 +79,10 @@ final class LogVerify implements Callable<Integer> {
             try {
                 key = AuditHmacKey.load(hmacKey);
             } catch (IOException e) {
-                throw new CliException(ExitCodes.USAGE, "--hmac-key: " + e.getMessage());
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "--hmac-key: " + CliException.unreadable(hmacKey, e).getMessage(),
+                        e);
             }
         }
         ChainVerifier verifier = new ChainVerifier(key, partial);
@@ -88,7 +93,12 @@ final class LogVerify implements Callable<Integer> {
             try {
                 report = verifier.verify(log);
             } catch (IOException e) {
-                throw new CliException(ExitCodes.USAGE, "cannot read " + log + ": " + e.getMessage());
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "cannot read "
+                                + String.join(
+                                        ", ", log.stream().map(Path::toString).toList()) + ": " + IoErrors.describe(e),
+                        e);
             }
             print(out, name, log.size(), report, key != null);
             allIntact &= report.intact();
@@ -101,7 +111,11 @@ final class LogVerify implements Callable<Integer> {
     private List<List<Path>> logs() {
         for (Path f : files) {
             if (!Files.isRegularFile(f)) {
-                throw new CliException(ExitCodes.USAGE, "not a file: " + f);
+                String why = Files.isDirectory(f) ? "is a directory" : Files.exists(f) ? "not a regular file" : null;
+                if (why == null) {
+                    throw CliException.unreadable(f, new NoSuchFileException(f.toString()));
+                }
+                throw new CliException(ExitCodes.USAGE, "cannot read " + f + ": " + why);
             }
         }
         if (noRotated) {
@@ -116,7 +130,8 @@ final class LogVerify implements Callable<Integer> {
             try {
                 logs.add(AuditChain.rotationSet(live));
             } catch (IOException e) {
-                throw new CliException(ExitCodes.USAGE, "cannot list the files of " + live + ": " + e.getMessage());
+                throw new CliException(
+                        ExitCodes.USAGE, "cannot list the files of " + live + ": " + IoErrors.describe(e));
             }
         }
         return logs;

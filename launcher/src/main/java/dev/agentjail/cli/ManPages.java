@@ -115,12 +115,10 @@ final class ManPages {
             paragraphs(out, HelpLayout.paragraphs(footer));
         }
         out.append(".SH EXIT STATUS\n");
-        out.append(escapeLine("0 on success; 1 a failure at run time (I/O, a listener that cannot bind); 2 bad usage"
-                        + " or a malformed policy, nothing started; 3 a required part of the host missing or unusable"
-                        + " (no bwrap, no audit log, a machine policy file not root's alone). agentjail run returns"
-                        + " the command's own exit code, 124 when the session timed out and 125 when bwrap could"
-                        + " not set up the jail."))
-                .append('\n');
+        for (ExitCodes.Row row : ExitCodes.TABLE) {
+            out.append(".TP\n").append(escape(row.codes())).append('\n');
+            out.append(escapeLine(row.meaning())).append('\n');
+        }
         out.append(".SH SEE ALSO\n");
         List<String> related = new ArrayList<>();
         if (spec.parent() != null) {

@@ -188,12 +188,12 @@ class LogReaderTest {
     }
 
     @Test
-    void aMissingFileIsAFailureNamingIt() {
+    void aMissingFileIsBadUsageNamingIt() {
         Path missing = dir.resolve("missing.jsonl");
         CliException e =
                 assertThrows(CliException.class, () -> LogReader.forEach(List.of(missing), LogReader.fail(), r -> {}));
-        assertEquals(ExitCodes.FAILURE, e.exitCode());
-        assertEquals("cannot read " + missing + ": no such file", e.getMessage());
+        assertEquals(ExitCodes.USAGE, e.exitCode());
+        assertEquals("cannot read " + missing + ": no such file or directory", e.getMessage());
     }
 
     static List<LogRecord> readAll(Path log, List<String> problems) {

@@ -177,7 +177,8 @@ class LogVerifyTest {
         assertEquals(ExitCodes.USAGE, loose.exitCode());
         assertTrue(loose.err().contains("chmod 600"), loose.err());
         assertEquals(ExitCodes.USAGE, missing.exitCode());
-        assertTrue(missing.err().contains("not a file"), missing.err());
+        assertEquals(
+                "agentjail: cannot read " + dir.resolve("nope.jsonl") + ": no such file or directory\n", missing.err());
     }
 
     @Test
