@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.NoSuchFileException;
@@ -92,9 +93,24 @@ final class LogTail implements Callable<Integer> {
         try {
             reader = LogReader.open(log, onProblem);
         } catch (NoSuchFileException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot read " + log + ": no such file");
+            if (!follow) {
+                throw new CliException(
+                        ExitCodes.USAGE,
+                        "cannot read " + log + ": " + IoErrors.describe(log, e)
+                                + "; it is written once a session (agentjail run) or agentjail proxy starts; -f waits"
+                                + " for it",
+                        e);
+            }
+            // Started before the first session: wait for the log as tail -F does, until Ctrl-C.
+            err.println("agentjail: waiting for " + log + " to appear (Ctrl-C to stop)");
+            err.flush();
+            reader = null;
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot read " + log + ": " + e.getMessage(), e);
+            throw CliException.unreadable(log, e);
+        }
+        if (reader == null) {
+            follow(log, onProblem, wanted, format, out, null);
+            return ExitCodes.OK;
         }
         try {
             Deque<LogRecord> last = new ArrayDeque<>();
@@ -117,6 +133,19 @@ final class LogTail implements Callable<Integer> {
             reader.close();
             throw e;
         }
+        follow(log, onProblem, wanted, format, out, reader);
+        return ExitCodes.OK;
+    }
+
+    /** Prints what is appended to {@code log} from where {@code reader} stands (null: the log is not there yet). */
+    private static void follow(
+            Path log,
+            LogReader.OnProblem onProblem,
+            Predicate<LogRecord> wanted,
+            LogTailFormat format,
+            PrintWriter out,
+            LogReader reader)
+            throws IOException, InterruptedException {
         LogTailFollower follower = new LogTailFollower(
                 log,
                 onProblem,
@@ -129,7 +158,6 @@ final class LogTail implements Callable<Integer> {
                 LogTailFollower.Pause.sleeping(LogTailFollower.POLL_INTERVAL));
         // A closed pipe (`| head`) shows as a PrintWriter error: stop then instead of polling forever.
         follower.run(reader, out::checkError);
-        return ExitCodes.OK;
     }
 
     /**

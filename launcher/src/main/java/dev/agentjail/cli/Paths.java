@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /** Where agentjail keeps its files by default, following the XDG base directory conventions. */
@@ -25,5 +26,10 @@ final class Paths {
 
     static Path defaultAuditLog(Map<String, String> env) {
         return stateHome(env).resolve("audit.jsonl");
+    }
+
+    /** The logs a reading command was given, or the default log (the one {@code log tail} reads) when none. */
+    static List<Path> logsOrDefault(List<Path> files, Map<String, String> env) {
+        return files == null || files.isEmpty() ? List.of(defaultAuditLog(env)) : List.copyOf(files);
     }
 }

@@ -46,11 +46,11 @@ import picocli.CommandLine.Spec;
             "    agentjail policy suggest --from-log ~/.local/state/agentjail/audit.jsonl \\",
             "        --session 3f2a9c41d0e8b7a6 --apply",
             "",
-            "Exit status: 0 done (also with nothing to suggest); 1 a file cannot be read or",
+            "Exit status: 0 done (also with nothing to suggest); 1 a file cannot be",
             "written, or the written policy failed its check (its old bytes are back); 2 bad",
-            "usage, no record of the --session, a policy that does not load, or a policy file",
-            "--apply cannot edit faithfully (nothing written); 3 a machine policy file is",
-            "not root's alone."
+            "usage, a log that does not exist or cannot be read, no record of the",
+            "--session, a policy that does not load, or a policy file --apply cannot edit",
+            "faithfully (nothing written); 3 a machine policy file is not root's alone."
         })
 final class PolicySuggest implements Callable<Integer> {
     @Spec
@@ -62,8 +62,8 @@ final class PolicySuggest implements Callable<Integer> {
     @Option(
             names = "--from-log",
             paramLabel = "FILE",
-            required = true,
-            description = "Audit log to learn from (repeatable).")
+            description = "Audit log to learn from (repeatable; default: $XDG_STATE_HOME/agentjail/audit.jsonl, as"
+                    + " log tail).")
     List<Path> files = new ArrayList<>();
 
     @Option(
@@ -91,6 +91,7 @@ final class PolicySuggest implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         LoadedPolicy loaded = stack.load(env);
+        List<Path> files = Paths.logsOrDefault(this.files, env);
         SuggestLog log = new SuggestLog(session);
         LogReader.forEach(files, LogReader.warnAndSkip(spec.commandLine().getErr()), log::add);
         String from = String.join(", ", files.stream().map(Path::toString).toList());

@@ -35,11 +35,16 @@ final class ReportCommand implements Callable<Integer> {
     @Mixin
     LogReaderOptions reading;
 
-    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Audit logs, read in the order given.")
+    @Parameters(
+            arity = "0..*",
+            paramLabel = "FILE",
+            description = "Audit logs, read in the order given (default: $XDG_STATE_HOME/agentjail/audit.jsonl, as"
+                    + " log tail).")
     List<Path> files;
 
     @Override
     public Integer call() {
+        List<Path> files = Paths.logsOrDefault(this.files, System.getenv());
         ReportData data = new ReportData();
         LogReader.forEach(files, reading.onProblem(spec.commandLine().getErr()), data::add);
         String html = ReportHtml.render(data, files);

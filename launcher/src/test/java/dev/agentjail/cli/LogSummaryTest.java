@@ -1,10 +1,11 @@
 package dev.agentjail.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,9 +36,11 @@ class LogSummaryTest {
     }
 
     @Test
-    void aFileIsRequired() {
-        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "summary");
-        assertEquals(ExitCodes.USAGE, r.exitCode());
-        assertTrue(r.err().contains("FILE"), r.err());
+    void withoutAFileTheLogTailReadsIsRead() {
+        // CliDefaultsTest runs the commands so, in a home of their own.
+        Map<String, String> env = Map.of("XDG_STATE_HOME", "/state", "HOME", "/home/u");
+        assertEquals(List.of(Path.of("/state/agentjail/audit.jsonl")), Paths.logsOrDefault(List.of(), env));
+        assertEquals(
+                List.of(Path.of("/a"), Path.of("/b")), Paths.logsOrDefault(List.of(Path.of("/a"), Path.of("/b")), env));
     }
 }

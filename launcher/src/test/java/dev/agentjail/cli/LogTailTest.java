@@ -111,8 +111,13 @@ class LogTailTest {
     void aMissingLogAndBadOptionsAreReported() {
         LogReaderTestCli.Run missing =
                 LogReaderTestCli.run("log", "tail", dir.resolve("none.jsonl").toString());
-        assertEquals(ExitCodes.FAILURE, missing.exitCode());
-        assertTrue(missing.err().contains("no such file"), missing.err());
+        assertEquals(ExitCodes.USAGE, missing.exitCode());
+        assertTrue(
+                missing.err()
+                        .startsWith("agentjail: cannot read " + dir.resolve("none.jsonl")
+                                + ": no such file or directory; it is written once a session (agentjail run) or"
+                                + " agentjail proxy starts; -f waits for it"),
+                missing.err());
         LogReaderTestCli.Run colour = LogReaderTestCli.run(
                 "log", "tail", "--color", "sometimes", dir.resolve("x").toString());
         assertEquals(ExitCodes.USAGE, colour.exitCode(), colour.err());

@@ -235,9 +235,10 @@ class PolicySuggestTest {
 
     @Test
     void usageErrorsExitWith2ThroughTheRealEntryPoint() {
-        CaCommandTest.Run missing = CaCommandTest.run("policy", "suggest");
+        Path nowhere = Path.of("/nonexistent-agentjail-test/audit.jsonl");
+        CaCommandTest.Run missing = CaCommandTest.run("policy", "suggest", "--from-log", nowhere.toString());
         assertEquals(ExitCodes.USAGE, missing.exitCode());
-        assertTrue(missing.err().contains("Missing required option: '--from-log=FILE'"), missing.err());
+        assertTrue(missing.err().contains("cannot read " + nowhere + ": no such file or directory"), missing.err());
         CaCommandTest.Run empty = CaCommandTest.run("policy", "suggest", "--from-log", "x.jsonl", "--session", "");
         assertEquals(ExitCodes.USAGE, empty.exitCode());
         assertTrue(empty.err().contains("--session: empty session id"), empty.err());
