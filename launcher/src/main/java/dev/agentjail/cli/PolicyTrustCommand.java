@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.policy.EffectivePolicy;
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.PolicyException;
 import dev.agentjail.policy.ProjectPolicies;
 import dev.agentjail.policy.ProjectRequest;
@@ -151,14 +152,20 @@ final class PolicyTrustCommand implements Callable<Integer> {
     private int revoke(PrintWriter out, Path dir, Path store) {
         Path root = root(dir);
         boolean[] was = new boolean[1];
+        boolean[] none = new boolean[1];
         update(store, trusted -> {
             was[0] = trusted.grant(root).isPresent();
+            none[0] = trusted.roots().isEmpty();
             return was[0] ? trusted.without(root) : null;
         });
-        out.println(
-                was[0]
-                        ? "Revoked the trust in the project policy of " + root
-                        : root + " was not trusted; nothing to revoke");
+        if (was[0]) {
+            out.println("Revoked the trust in the project policy of " + root);
+        } else if (none[0]) {
+            out.println(root + " was not trusted, nor is any project policy (" + store + " lists none); nothing to"
+                    + " revoke");
+        } else {
+            out.println(root + " was not trusted; nothing to revoke");
+        }
         return ExitCodes.OK;
     }
 
@@ -173,7 +180,7 @@ final class PolicyTrustCommand implements Callable<Integer> {
             Path root = chain.isEmpty() ? dir : chain.get(0).getParent();
             return root.toRealPath();
         } catch (IOException e) {
-            throw new CliException(ExitCodes.USAGE, "--project: " + e.getMessage());
+            throw new CliException(ExitCodes.USAGE, "--project: " + IoErrors.describe(e));
         }
     }
 
@@ -209,7 +216,8 @@ final class PolicyTrustCommand implements Callable<Integer> {
                     }
                 }
             } catch (IOException e) {
-                throw new CliException(ExitCodes.FAILURE, "cannot write " + store + ": " + e.getMessage(), e);
+                throw new CliException(
+                        ExitCodes.FAILURE, "cannot write " + store + ": " + IoErrors.describe(store, e), e);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.policy.IoErrors;
 import dev.agentjail.policy.Preset;
 import dev.agentjail.policy.Presets;
 import dev.agentjail.policy.ProjectPolicies;
@@ -33,7 +34,8 @@ final class ProjectInitCommand implements Callable<Integer> {
     @Option(
             names = "--agent",
             paramLabel = "NAME",
-            description = "Agent preset to extend (see agentjail policy presets), e.g. claude-code.")
+            description = "Agent preset to extend (see agentjail policy presets), by its name or its program's, e.g."
+                    + " claude-code or claude.")
     String agent;
 
     @Option(
@@ -53,11 +55,13 @@ final class ProjectInitCommand implements Callable<Integer> {
         }
         Optional<Preset> preset = Optional.empty();
         if (agent != null) {
-            preset = Presets.named(agent);
+            // The names `agentjail run` knows an agent by: a preset's, or the program it runs (claude for claude-code).
+            preset = Presets.named(agent).or(() -> Presets.forProgram(agent));
             if (preset.isEmpty()) {
                 throw new CliException(
                         ExitCodes.USAGE,
-                        "--agent: unknown preset '" + agent + "'; known: " + String.join(", ", Presets.names()));
+                        "--agent: unknown agent '" + agent + "'; known: " + String.join(", ", Presets.names())
+                                + ", or the program one runs (as agentjail run PROGRAM picks its preset)");
             }
         }
         Path file = dir.resolve(ProjectPolicies.FILE_NAME);
@@ -70,7 +74,7 @@ final class ProjectInitCommand implements Callable<Integer> {
         } catch (FileAlreadyExistsException e) {
             throw new CliException(ExitCodes.USAGE, file + " already exists; edit it, or use --force to replace it");
         } catch (IOException e) {
-            throw new CliException(ExitCodes.FAILURE, "cannot write " + file + ": " + e.getMessage(), e);
+            throw new CliException(ExitCodes.FAILURE, "cannot write " + file + ": " + IoErrors.describe(file, e), e);
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("wrote " + file);

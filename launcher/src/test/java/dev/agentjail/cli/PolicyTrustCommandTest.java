@@ -166,7 +166,9 @@ class PolicyTrustCommandTest {
         assertEquals("Revoked the trust in the project policy of " + project + "\n", revoked.out());
         Run again = run("policy", "trust", "--revoke", "--project", project.toString());
         assertEquals(ExitCodes.OK, again.exitCode(), again.describe());
-        assertEquals(project + " was not trusted; nothing to revoke\n", again.out());
+        assertEquals(
+                project + " was not trusted, nor is any project policy (" + store + " lists none); nothing to revoke\n",
+                again.out());
 
         Run refused = run("run", "--project", project.toString(), "--", "/bin/true");
         assertEquals(ExitCodes.USAGE, refused.exitCode(), refused.describe());
