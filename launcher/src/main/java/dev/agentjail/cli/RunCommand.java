@@ -56,7 +56,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--project",
             paramLabel = "DIR",
-            description = "Project directory, mounted read-write (default: the current directory).")
+            description = "Project directory, mounted read-write (default: the current directory). The home"
+                    + " directory, /, /tmp and system directories such as /usr are refused.")
     Path project;
 
     @Option(

@@ -146,6 +146,10 @@ final class Session {
         }
         // Started by root for a user's project, the jail runs as that user, in that user's home.
         Path jailHome = hostUser.map(HostUser::home).orElse(home);
+        if (!jailHome.equals(home)) {
+            // The launcher's own home was refused already (RunCommand); the user's is the jail's.
+            ProjectDirectories.refuseWhole(project, jailHome);
+        }
         refuseCoveredCredentials(policy, jailHome);
         refuseCredentialProject(home);
         if (!jailHome.equals(home)) {

@@ -56,6 +56,22 @@ class CliErrorsTest {
     }
 
     @Test
+    void aReportInADirectoryWithoutWriteAccessSaysPermissionDenied() throws Exception {
+        Path dir = dir();
+        Path out = Files.createDirectory(dir.resolve("unwritable"));
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("r-x------"));
+        CliProcess cli = new CliProcess(dir, dir).underBwrap();
+
+        CliProcess.Run r = cli.run("report", "-o", out.resolve("x.html").toString(), sampleLog());
+
+        assertEquals(ExitCodes.FAILURE, r.exitCode(), r.describe());
+        assertEquals(
+                "agentjail: cannot write " + out.resolve("x.html") + ": permission denied (creating a file in " + out
+                        + ")",
+                lastLine(r.err()));
+    }
+
+    @Test
     void aReportOnAReadOnlyFileSystemSaysSo() throws Exception {
         Path dir = dir();
         Path out = Files.createDirectory(dir.resolve("out"));
