@@ -274,7 +274,8 @@ final class SuggestApply {
         } catch (IOException | CliException e) {
             throw new CliException(
                     ExitCodes.FAILURE,
-                    "--apply: the edit of " + file + " failed its check and could not be undone: " + e.getMessage());
+                    "--apply: the edit of " + file + " failed its check and could not be undone: "
+                            + IoErrors.message(e));
         }
     }
 }
