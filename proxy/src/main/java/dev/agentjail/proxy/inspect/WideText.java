@@ -4,8 +4,8 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Tells from a body's first bytes whether a JSON parser would read it as UTF-16 or UTF-32 (a byte order mark, or the
- * NUL pattern of RFC 4627, section 3), as Python's {@code json.loads(bytes)} and Jackson do. The redaction scan reads
+ * Tells from a body's first bytes whether a JSON parser would read it as UTF-16 or UTF-32 (a byte order mark, or a NUL
+ * in either of its first two bytes, RFC 4627 section 3), as Python's {@code json.loads(bytes)} and Jackson do. The redaction scan reads
  * bytes as ASCII-compatible text, so such a body is refused rather than sent with secrets it could not see.
  */
 final class WideText {
@@ -48,24 +48,14 @@ final class WideText {
         if (b0 == 0xff && b1 == 0xfe) {
             return "UTF-16LE";
         }
-        if (n < 4) {
-            return null;
+        // RFC 4627's rule as JSON parsers apply it (Python's json.detect_encoding, Jackson): a NUL in either of the
+        // first two bytes makes the text wide, whatever follows.
+        if (b0 == 0) {
+            return b1 != 0 ? "UTF-16BE" : "UTF-32BE";
         }
-        boolean z0 = b0 == 0;
-        boolean z1 = b1 == 0;
-        boolean z2 = b[2] == 0;
-        boolean z3 = b[3] == 0;
-        if (z0 && z1 && z2 && !z3) {
-            return "UTF-32BE";
-        }
-        if (!z0 && z1 && z2 && z3) {
-            return "UTF-32LE";
-        }
-        if (z0 && !z1 && z2 && !z3) {
-            return "UTF-16BE";
-        }
-        if (!z0 && z1 && !z2 && z3) {
-            return "UTF-16LE";
+        if (b1 == 0) {
+            boolean utf32 = n >= 4 && b[2] == 0 && b[3] == 0;
+            return utf32 ? "UTF-32LE" : "UTF-16LE";
         }
         return null;
     }

@@ -124,10 +124,10 @@ final class JsonNames {
     private void endString(boolean key) {
         String text = afterString;
         afterString = null;
-        if (afterStringCounts && key && text.equals("jsonrpc")) {
+        if (afterStringCounts && key && McpNames.matches(text, "jsonrpc")) {
             found = true;
         }
-        if (afterStringCounts && !key && "method".equals(previousKey) && McpGate.isMcpMethod(text)) {
+        if (afterStringCounts && !key && McpNames.matches(previousKey, "method") && McpGate.isMcpMethod(text)) {
             found = true;
         }
         previousKey = key ? text : null;

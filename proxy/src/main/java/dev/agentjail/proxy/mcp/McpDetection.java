@@ -200,7 +200,7 @@ final class McpDetection {
         }
         byte[] start = from == 0 ? u : Arrays.copyOfRange(u, from, n);
         Json.Obj members = JsonReader.prefixMembers(start, n - from);
-        if (members != null && (members.get("jsonrpc") != null || McpGate.isMcpMethod(members.string("method")))) {
+        if (members != null && (member(members, "jsonrpc") != null || McpGate.isMcpMethod(method(members)))) {
             return new Verdict.Mcp(members, reading);
         }
         // Any later message of a batch, and what a lenient parser reads where the strict one stops.
@@ -259,10 +259,33 @@ final class McpDetection {
         return json(d, i, d.length, complete, reading + ", framed as server-sent events");
     }
 
+    /** The member of {@code o} a case-folding decoder reads as {@code lower} (the last one that matches), or null. */
+    private static Json member(Json.Obj o, String lower) {
+        Json found = null;
+        for (var e : o.members().entrySet()) {
+            if (McpNames.matches(e.getKey(), lower)) {
+                found = e.getValue();
+            }
+        }
+        return found;
+    }
+
+    /** Whether any member of {@code o} a decoder could read as {@code method} names an MCP method: its value, or null. */
+    private static String method(Json.Obj o) {
+        for (var e : o.members().entrySet()) {
+            if (McpNames.matches(e.getKey(), "method")
+                    && e.getValue() instanceof Json.Str s
+                    && McpGate.isMcpMethod(s.value())) {
+                return s.value();
+            }
+        }
+        return null;
+    }
+
     /** The first MCP message of {@code value} (one message, or a batch with one), or null. */
     private static Json.Obj mcpMessage(Json value) {
         if (value instanceof Json.Obj o) {
-            return McpGate.isMcpMethod(o.string("method")) ? o : null;
+            return McpGate.isMcpMethod(method(o)) ? o : null;
         }
         if (value instanceof Json.Arr a) {
             for (Json item : a.items()) {
@@ -302,10 +325,10 @@ final class McpDetection {
             int next = skipSpace(u, i, n);
             boolean key = next < n && u[next] == ':';
             String text = s.toString();
-            if (counts && key && text.equals("jsonrpc")) {
+            if (counts && key && McpNames.matches(text, "jsonrpc")) {
                 return true;
             }
-            if (counts && !key && "method".equals(previousKey) && McpGate.isMcpMethod(text)) {
+            if (counts && !key && McpNames.matches(previousKey, "method") && McpGate.isMcpMethod(text)) {
                 return true;
             }
             previousKey = key ? text : null;

@@ -362,6 +362,22 @@ public final class McpExchange {
                             "the MCP request body is not strict UTF-8 JSON: " + e.getMessage(),
                             rule()));
         }
+        String ambiguous = McpNames.ambiguity(value);
+        if (ambiguous != null) {
+            // A server that matches member names ignoring case could read another call than the one decided on.
+            if (value instanceof Json.Obj o && o.get("id") instanceof Json candidate) {
+                id = candidate instanceof Json.Str || candidate instanceof Json.Num ? candidate : null;
+                expectsAnswer = o.get("method") != null;
+            }
+            return refuse(
+                    HttpResponseStatus.BAD_REQUEST,
+                    McpVerdict.refuse(
+                            McpErrors.INVALID_REQUEST,
+                            McpErrors.REASON_INVALID_REQUEST,
+                            "the MCP request has " + ambiguous + "; a server that matches names ignoring case could"
+                                    + " read another message",
+                            rule()));
+        }
         if (value instanceof Json.Arr) {
             return refuse(
                     HttpResponseStatus.BAD_REQUEST,
