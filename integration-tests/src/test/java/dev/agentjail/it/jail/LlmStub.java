@@ -67,8 +67,8 @@ import javax.net.ssl.KeyManagerFactory;
  */
 final class LlmStub implements AutoCloseable {
     /** The hosts the certificate names, and so the ones a policy may route here. */
-    static final List<String> HOSTS =
-            List.of("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai");
+    static final List<String> HOSTS = List.of(
+            "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai", "chatgpt.com");
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_BODY = 16 * 1024 * 1024;

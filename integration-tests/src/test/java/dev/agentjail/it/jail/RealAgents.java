@@ -140,8 +140,8 @@ final class RealAgents {
 
     /**
      * Asserts what every real-agent session must show: exit 0 and the stub's answer on stdout; the stub saw at least
-     * one request, each of them from {@code hosts} with the real key in {@code key}'s header and no placeholder in any
-     * header; one allowed audit record for each of those requests (besides the CONNECTs' own); the real key nowhere in the jail's output, the
+     * one request, each of them for one of {@code hosts}, those for the first (the key's host) with the real key in
+     * {@code key}'s header, those for the others without it, and none with a placeholder in any header; one allowed audit record for each of those requests (besides the CONNECTs' own); the real key nowhere in the jail's output, the
      * launcher's or the log; and {@code agentjail log verify} passing on the log.
      *
      * @param before how many requests the stub had seen before this session
@@ -156,10 +156,16 @@ final class RealAgents {
         assertFalse(seen.isEmpty(), () -> "the stub saw no request: " + o.describe());
         for (LlmStub.Request r : seen) {
             assertTrue(hosts.contains(r.host()), () -> "a request for " + r.host() + " reached the stub: " + r.uri());
-            assertEquals(
-                    key.expected(),
-                    r.header(key.header()),
-                    () -> r.method() + " " + r.uri() + " did not carry the real key in " + key.header());
+            if (r.host().equals(hosts.get(0))) {
+                assertEquals(
+                        key.expected(),
+                        r.header(key.header()),
+                        () -> r.method() + " " + r.uri() + " did not carry the real key in " + key.header());
+            } else {
+                r.headers()
+                        .forEach((name, value) -> assertFalse(
+                                value.contains(key.real()), () -> "the key went to " + r.host() + " in " + name));
+            }
             r.headers()
                     .forEach((name, value) -> assertFalse(
                             value.contains("agentjail-placeholder"),
