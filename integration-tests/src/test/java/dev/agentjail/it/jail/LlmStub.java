@@ -240,14 +240,14 @@ final class LlmStub implements AutoCloseable {
                     json(ctx, req, JSON.writeValueAsString(chatCompletion(model)));
                 }
             } else if (path.contains(":streamGenerateContent")) {
-                String chunk = JSON.writeValueAsString(geminiResponse(path));
+                String chunk = JSON.writeValueAsString(geminiResponse(path, json));
                 if ("sse".equals(param(req, "alt"))) {
                     sse(ctx, req, List.of("data: " + chunk + "\r\n\r\n"));
                 } else {
                     json(ctx, req, "[" + chunk + "]");
                 }
             } else if (path.contains(":generateContent")) {
-                json(ctx, req, JSON.writeValueAsString(geminiResponse(path)));
+                json(ctx, req, JSON.writeValueAsString(geminiResponse(path, json)));
             } else if (path.contains(":countTokens")) {
                 json(ctx, req, "{\"totalTokens\":12}");
             } else {
@@ -559,11 +559,21 @@ final class LlmStub implements AutoCloseable {
         return sse;
     }
 
-    private ObjectNode geminiResponse(String path) {
+    /**
+     * A Gemini answer: {@link #answer()}, or, for a request that asks for JSON by a schema (as Gemini CLI's model router
+     * does), the smallest object that schema accepts.
+     */
+    private ObjectNode geminiResponse(String path, JsonNode request) throws IOException {
+        JsonNode config = request.path("generationConfig");
+        JsonNode schema =
+                config.has("responseJsonSchema") ? config.path("responseJsonSchema") : config.path("responseSchema");
+        String text = "application/json".equals(config.path("responseMimeType").asText()) && schema.isObject()
+                ? JSON.writeValueAsString(sample(schema))
+                : answer;
         ObjectNode r = JSON.createObjectNode();
         ObjectNode candidate = r.putArray("candidates").addObject();
         ObjectNode content = candidate.putObject("content").put("role", "model");
-        content.putArray("parts").addObject().put("text", answer);
+        content.putArray("parts").addObject().put("text", text);
         candidate.put("finishReason", "STOP").put("index", 0);
         r.putObject("usageMetadata")
                 .put("promptTokenCount", 12)
@@ -572,5 +582,24 @@ final class LlmStub implements AutoCloseable {
         String model = path.replaceFirst("^.*/models/", "").replaceFirst(":.*$", "");
         r.put("modelVersion", model);
         return r;
+    }
+
+    /** A value {@code schema} (JSON Schema or Gemini's upper-case variant) accepts: enums' first, minimums, {@link #answer()}. */
+    private JsonNode sample(JsonNode schema) {
+        if (schema.path("enum").isArray() && !schema.path("enum").isEmpty()) {
+            return schema.path("enum").get(0);
+        }
+        return switch (schema.path("type").asText("object").toLowerCase(Locale.ROOT)) {
+            case "object" -> {
+                ObjectNode o = JSON.createObjectNode();
+                schema.path("properties").properties().forEach(p -> o.set(p.getKey(), sample(p.getValue())));
+                yield o;
+            }
+            case "array" -> JSON.createArrayNode();
+            case "boolean" -> JSON.getNodeFactory().booleanNode(false);
+            case "number", "integer" ->
+                JSON.getNodeFactory().numberNode(schema.path("minimum").asInt(1));
+            default -> JSON.getNodeFactory().textNode(answer);
+        };
     }
 }
