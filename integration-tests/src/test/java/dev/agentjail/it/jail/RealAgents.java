@@ -78,7 +78,8 @@ final class RealAgents {
     }
 
     /**
-     * The installation of {@code pkg} at its pinned version with its program {@code program} (and the modern Node);
+     * The installation of {@code pkg} at its pinned version with its program {@code program} (null for a library), and
+     * the modern Node;
      * skips (locally) or fails (in CI) when .ci/run has not installed it.
      */
     static Installed require(String pkg, String program) {
@@ -86,7 +87,9 @@ final class RealAgents {
         String version = pinned(pkg);
         Installed installed = new Installed(pkg, version, Path.of(ROOT, pkg + "@" + version));
         Prerequisites.require(
-                Files.isExecutable(installed.bin().resolve(program)),
+                program == null
+                        ? Files.isRegularFile(installed.packageDir().resolve("package.json"))
+                        : Files.isExecutable(installed.bin().resolve(program)),
                 pkg + "@" + version + " in " + installed.prefix() + " (.ci/run installs it: `npm install --prefix "
                         + installed.prefix() + " " + pkg + "@" + version + "`)");
         Prerequisites.require(Prerequisites.MODERN_NODE);
@@ -141,7 +144,7 @@ final class RealAgents {
     /**
      * Asserts what every real-agent session must show: exit 0 and the stub's answer on stdout; the stub saw at least
      * one request, each of them for one of {@code hosts}, those for the first (the key's host) with the real key in
-     * {@code key}'s header, those for the others without it, and none with a placeholder in any header; one allowed audit record for each of those requests (besides the CONNECTs' own); the real key nowhere in the jail's output, the
+     * {@code key}'s header, those for the others without it, and none with a placeholder in any header; one audit record (allowed, or an error such as a stream the client closed) for each of those requests (besides the CONNECTs' own); the real key nowhere in the jail's output, the
      * launcher's or the log; and {@code agentjail log verify} passing on the log.
      *
      * @param before how many requests the stub had seen before this session
@@ -173,7 +176,9 @@ final class RealAgents {
         }
         List<JsonNode> forwarded = o.records(AuditRecord.KIND_REQUEST).stream()
                 .filter(r -> hosts.contains(r.path("host").asText()))
-                .filter(r -> AuditRecord.ALLOW.equals(r.path("decision").asText()))
+                // Denied requests never reach the upstream; one that ended in an error (a stream the client closed)
+                // did.
+                .filter(r -> !AuditRecord.DENY.equals(r.path("decision").asText()))
                 // The CONNECT that opened an intercepted tunnel has its own record; the stub sees what went inside.
                 .filter(r -> !"CONNECT".equals(r.path("method").asText()))
                 .toList();
