@@ -68,7 +68,12 @@ import javax.net.ssl.KeyManagerFactory;
 final class LlmStub implements AutoCloseable {
     /** The hosts the certificate names, and so the ones a policy may route here. */
     static final List<String> HOSTS = List.of(
-            "api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai", "chatgpt.com");
+            "api.anthropic.com",
+            "api.openai.com",
+            "generativelanguage.googleapis.com",
+            "openrouter.ai",
+            "chatgpt.com",
+            "platform.claude.com");
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_BODY = 16 * 1024 * 1024;
@@ -91,6 +96,16 @@ final class LlmStub implements AutoCloseable {
 
         String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
+        }
+
+        /** Whether this asked a model for an answer (any of the stubbed APIs), not for settings or a health check. */
+        boolean model() {
+            String path = path();
+            return path.endsWith("/v1/messages")
+                    || path.endsWith("/responses")
+                    || path.endsWith("/chat/completions")
+                    || path.contains(":generateContent")
+                    || path.contains(":streamGenerateContent");
         }
     }
 
@@ -214,7 +229,10 @@ final class LlmStub implements AutoCloseable {
             JsonNode json = body.isBlank() ? JSON.createObjectNode() : parse(body);
             boolean stream = json.path("stream").asBoolean(false);
             String model = json.path("model").asText("stub-model");
-            if (path.endsWith("/v1/messages/count_tokens")) {
+            if (path.equals("/api/hello") || path.equals("/v1/oauth/hello")) {
+                // Claude Code's connectivity checks (API and sign-in host) before its first-run screens.
+                json(ctx, req, "{\"message\":\"hello\"}");
+            } else if (path.endsWith("/v1/messages/count_tokens")) {
                 json(ctx, req, "{\"input_tokens\":12}");
             } else if (path.endsWith("/v1/messages")) {
                 if (stream) {
