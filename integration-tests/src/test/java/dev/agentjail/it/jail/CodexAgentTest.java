@@ -57,8 +57,7 @@ class CodexAgentTest {
         AgentjailRun run = run(codex);
         int before = stub.requests().size();
 
-        AgentjailRun.Outcome o = run.withoutSeparator()
-                .run("codex", "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "Say hello");
+        AgentjailRun.Outcome o = run.withoutSeparator().run("codex", "exec", "--skip-git-repo-check", "Say hello");
 
         List<LlmStub.Request> seen = RealAgents.assertSession(run, o, stub, before, HOSTS, KEY);
         assertTrue(
@@ -80,8 +79,6 @@ class CodexAgentTest {
                                 "codex",
                                 "exec",
                                 "--skip-git-repo-check",
-                                "--sandbox",
-                                "danger-full-access",
                                 "-c",
                                 "model_provider=\"openai-sse\"",
                                 "-c",
