@@ -56,6 +56,16 @@ class OpencodeAgentTest {
                 .run("opencode", "run", "--model", "anthropic/claude-haiku-4-5", "Say hello from the jail");
 
         List<LlmStub.Request> seen = RealAgents.assertSession(run, o, stub, before, List.of(HOST), KEY);
+        // A project's placeholder is the same in every session: what a shell under the same preset sees is what
+        // opencode saw.
+        AgentjailRun.Outcome probe = AgentjailRun.in(dir)
+                .env("PATH", opencode.launcherPath())
+                .env(KEY.variable(), KEY.real())
+                .policy("version: 1\n" + stub.routes(List.of(HOST)))
+                .auditLog(dir.resolve("probe").resolve("audit.jsonl"))
+                .options("--preset", "opencode")
+                .run(RealAgents.probed(List.of(KEY.variable()), List.of("true")).toArray(String[]::new));
+        RealAgents.assertPlaceholder(probe, KEY);
         assertTrue(
                 seen.stream().anyMatch(r -> r.path().equals("/v1/messages")),
                 () -> RealAgents.paths(seen).toString());
