@@ -29,6 +29,8 @@ class PiAgentTest {
     @TempDir
     Path dir;
 
+    private String lastErr = "";
+
     @BeforeAll
     static void startStub() throws Exception {
         stub = LlmStub.start(stubDir, "stub-answer-pi-" + Long.toHexString(System.nanoTime()));
@@ -45,8 +47,11 @@ class PiAgentTest {
     void anthropicStartedByName() {
         RealAgents.Key key =
                 new RealAgents.Key("ANTHROPIC_API_KEY", "sk-ant-api03-real-pi-key-0b5d3f7a9c", "x-api-key", "");
+        // This user also keeps OPENAI_API_KEY=dummy for a local model server: too short to be a key, it is skipped
+        // (with a note), and the session runs (the proxy refused to start on it before).
         List<LlmStub.Request> seen = session(
                 "api.anthropic.com", key, false, "--provider", "anthropic", "--model", "claude-3-5-haiku-latest");
+        assertTrue(lastErr.contains("the value of OPENAI_API_KEY is shorter than 8 characters"), lastErr);
         assertTrue(
                 seen.stream()
                         .anyMatch(
@@ -83,6 +88,9 @@ class PiAgentTest {
                 .env("PATH", pi.launcherPath())
                 .env(key.variable(), key.real())
                 .policy("version: 1\n" + stub.routes(List.of(host)));
+        if (!probed) {
+            run.env("OPENAI_API_KEY", "dummy");
+        }
         List<String> command = new java.util.ArrayList<>(List.of("pi", "-p"));
         command.addAll(List.of(provider));
         command.add("Say hello from the jail");
@@ -93,6 +101,7 @@ class PiAgentTest {
                         .run(RealAgents.probed(List.of(key.variable()), command).toArray(String[]::new))
                 : run.withoutSeparator().run(command.toArray(String[]::new));
 
+        lastErr = o.err();
         List<LlmStub.Request> seen = RealAgents.assertSession(run, o, stub, before, List.of(host), key);
         if (probed) {
             RealAgents.assertPlaceholder(o, key);
