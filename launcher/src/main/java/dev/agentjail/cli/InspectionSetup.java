@@ -281,11 +281,42 @@ final class InspectionSetup implements AutoCloseable {
                 continue;
             }
             String real = credentialValue(policy, hostEnv, rule);
+            if (real.length() < MIN_KNOWN_VALUE_LENGTH) {
+                if (rule.optional()) {
+                    // A stand-in such as OPENAI_API_KEY=dummy, set for another tool: no key, so nothing to inject.
+                    continue;
+                }
+                throw new CliException(ExitCodes.ENVIRONMENT, tooShort(policy, rule) + "; a real key is longer");
+            }
             String placeholder = stable.map(p -> stablePlaceholder(p, rule.env(), real))
                     .orElseGet(() -> newPlaceholder(random, real));
             credentials.add(new InjectedCredential(rule, placeholder, real));
         }
         return new Inspection(policy.redaction(), known, credentials);
+    }
+
+    /**
+     * What the session says about the optional credentials it skips although their variable is set: a value shorter
+     * than {@value #MIN_KNOWN_VALUE_LENGTH} characters is no API key (a stand-in such as {@code dummy} that another
+     * tool wants set), and the proxy could not look for it in the traffic without finding it in ordinary text, so the
+     * jail gets neither the value nor a placeholder.
+     */
+    static List<String> skippedCredentials(Policy policy, Map<String, String> hostEnv) {
+        List<String> notes = new ArrayList<>();
+        for (CredentialRule rule : policy.credentials()) {
+            if (rule.optional() && rule.file() == null && available(hostEnv, rule)) {
+                String value = hostEnv.get(rule.env());
+                if (value.length() < MIN_KNOWN_VALUE_LENGTH) {
+                    notes.add(tooShort(policy, rule) + " to be a key: skipped, the jail gets no " + rule.env());
+                }
+            }
+        }
+        return notes;
+    }
+
+    private static String tooShort(Policy policy, CredentialRule rule) {
+        return policy.source() + ": credentials: the value of " + rule.env() + " is shorter than "
+                + MIN_KNOWN_VALUE_LENGTH + " characters, too short";
     }
 
     /** Whether an optional rule's value is there to read; a rule that is not gets skipped, not refused. */

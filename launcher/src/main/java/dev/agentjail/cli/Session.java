@@ -176,6 +176,7 @@ final class Session {
         if (agent.isPresent()) {
             install = Optional.of(findAgent(agent.get(), jailHome));
         }
+        InspectionSetup.skippedCredentials(policy, hostEnv).forEach(note -> err.println("agentjail: " + note));
         try (InspectionSetup inspection = InspectionSetup.open(
                 policy,
                 hostEnv,

@@ -191,6 +191,44 @@ class InspectionSetupTest {
     }
 
     @Test
+    void aValueTooShortToBeAKeyIsSkippedForAnOptionalRuleAndRefusedForARequiredOne() throws Exception {
+        // OPENAI_API_KEY=dummy is what local OpenAI-compatible servers ask for; it is no key, and the proxy could not
+        // look for five letters in the traffic. Before this, the proxy refused to start after the session had begun.
+        Policy optional = policy("""
+                network:
+                  allow: [api.example.com, api.other.com]
+                credentials:
+                  - {env: EXAMPLE_KEY, hosts: [api.example.com], header: x-api-key, optional: true}
+                  - {env: OTHER_KEY, hosts: [api.other.com], header: x-api-key, optional: true}
+                """);
+        Map<String, String> env = Map.of("EXAMPLE_KEY", "dummy", "OTHER_KEY", REAL_KEY);
+
+        Inspection inspection = InspectionSetup.inspection(optional, env, new SecureRandom());
+
+        assertEquals(
+                List.of("OTHER_KEY"),
+                inspection.credentials().stream().map(c -> c.rule().env()).toList());
+        List<String> notes = InspectionSetup.skippedCredentials(optional, env);
+        assertEquals(1, notes.size(), notes::toString);
+        assertTrue(notes.get(0).contains("EXAMPLE_KEY") && notes.get(0).contains("shorter than 8"), notes::toString);
+        assertFalse(notes.get(0).contains("dummy"), "the note shows no value");
+        assertEquals(List.of(), InspectionSetup.skippedCredentials(optional, Map.of("OTHER_KEY", REAL_KEY)));
+
+        Policy required = policy("""
+                network:
+                  allow: [api.example.com]
+                credentials:
+                  - {env: EXAMPLE_KEY, hosts: [api.example.com], header: x-api-key}
+                """);
+        CliException e = assertThrows(
+                CliException.class,
+                () -> InspectionSetup.inspection(required, Map.of("EXAMPLE_KEY", "dummy"), new SecureRandom()));
+        assertEquals(ExitCodes.ENVIRONMENT, e.exitCode());
+        assertTrue(e.getMessage().contains("EXAMPLE_KEY") && e.getMessage().contains("shorter than 8"), e.getMessage());
+        assertFalse(e.getMessage().contains("dummy"), e.getMessage());
+    }
+
+    @Test
     void placeholdersAreTheOnlyValuesTheJailGets() throws Exception {
         Policy policy = policy("""
                 network:

@@ -66,6 +66,7 @@ final class McpUpstream implements AutoCloseable {
 
     private final List<Call> calls = new CopyOnWriteArrayList<>();
     private final List<String> paths = new CopyOnWriteArrayList<>();
+    private final List<String> authorizations = new CopyOnWriteArrayList<>();
     private final McpJsonMapper json = McpJsonDefaults.getMapper();
     private final Tomcat tomcat = new Tomcat();
     private final McpSyncServer streamable;
@@ -170,6 +171,11 @@ final class McpUpstream implements AutoCloseable {
         return List.copyOf(paths);
     }
 
+    /** The {@code Authorization} header of every HTTP request that reached the server ("" for none), in order. */
+    List<String> authorizations() {
+        return List.copyOf(authorizations);
+    }
+
     /** The server of a session transport, with the tools {@link #TOOLS}. */
     private McpSyncServer sessionServer(McpServer.SyncSpecification<?> spec) {
         spec.serverInfo("agentjail-it", "1.0");
@@ -231,7 +237,7 @@ final class McpUpstream implements AutoCloseable {
         connector.addSslHostConfig(host);
         tomcat.setConnector(connector);
         Context context = tomcat.addContext("", base.toString());
-        Wrapper wrapper = Tomcat.addServlet(context, "mcp", new Recording(servlet, paths));
+        Wrapper wrapper = Tomcat.addServlet(context, "mcp", new Recording(servlet, paths, authorizations));
         wrapper.setAsyncSupported(true);
         context.addServletMappingDecoded("/*", "mcp");
         tomcat.start();
@@ -250,14 +256,16 @@ final class McpUpstream implements AutoCloseable {
         tomcat.destroy();
     }
 
-    /** Notes each request's path, then hands it to the SDK's servlet. */
+    /** Notes each request's path and {@code Authorization} header, then hands it to the SDK's servlet. */
     private static final class Recording extends HttpServlet {
         private final transient HttpServlet delegate;
         private final transient List<String> paths;
+        private final transient List<String> authorizations;
 
-        Recording(HttpServlet delegate, List<String> paths) {
+        Recording(HttpServlet delegate, List<String> paths, List<String> authorizations) {
             this.delegate = delegate;
             this.paths = paths;
+            this.authorizations = authorizations;
         }
 
         @Override
@@ -270,6 +278,8 @@ final class McpUpstream implements AutoCloseable {
         protected void service(HttpServletRequest request, HttpServletResponse response)
                 throws ServletException, IOException {
             paths.add(request.getRequestURI());
+            String authorization = request.getHeader("authorization");
+            authorizations.add(authorization == null ? "" : authorization);
             delegate.service(request, response);
         }
     }

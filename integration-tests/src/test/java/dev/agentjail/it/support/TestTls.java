@@ -43,6 +43,17 @@ public final class TestTls {
 
     /** Generates the key pair and certificate under {@code dir}. */
     public static TestTls create(Path dir) throws IOException, GeneralSecurityException {
+        return create(dir, List.of());
+    }
+
+    /**
+     * Generates the key pair and a certificate under {@code dir} that also names {@code hosts} (a stub of a real API
+     * host, reached through the policy's {@code network.resolve}).
+     */
+    public static TestTls create(Path dir, List<String> hosts) throws IOException, GeneralSecurityException {
+        StringBuilder san = new StringBuilder("san=dns:" + HOST);
+        hosts.forEach(h -> san.append(",dns:").append(h));
+        san.append(",ip:127.0.0.1");
         Path keystore = dir.resolve("upstream.p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
         Command.Result r = Command.run(
@@ -59,7 +70,7 @@ public final class TestTls {
                         "-dname",
                         "CN=" + HOST,
                         "-ext",
-                        "san=dns:" + HOST + ",ip:127.0.0.1",
+                        san.toString(),
                         "-validity",
                         "2",
                         "-storetype",
