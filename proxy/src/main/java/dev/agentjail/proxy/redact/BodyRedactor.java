@@ -450,7 +450,7 @@ public final class BodyRedactor {
         } else if (re - rs == 3 && raw[rs] == '%') {
             raw[rs + 1] = hexDigits[0];
             raw[rs + 2] = hexDigits[1];
-        } else if (re - rs == 6 && raw[rs] == '\\' && raw[rs + 1] == 'u') {
+        } else if (re - rs == 6 && (raw[rs] == '\\' || raw[rs] == '%') && (raw[rs + 1] | 0x20) == 'u') {
             raw[rs + 2] = '0';
             raw[rs + 3] = '0';
             raw[rs + 4] = hexDigits[0];

@@ -74,6 +74,14 @@ enum Mode {
     int escape(byte[] r, int i, int end, byte[] out) {
         byte b = r[i];
         if (b == '%' && percent) {
+            if (i + 1 < end && (r[i + 1] | 0x20) == 'u') {
+                // %uXXXX: System.Web's HttpUtility.UrlDecode (ASP.NET query and form) and JavaScript's unescape.
+                int u = percentU(r, i, end);
+                if (u != LITERAL) {
+                    return u == INCOMPLETE ? INCOMPLETE : utf8(u, 6, out);
+                }
+                return LITERAL;
+            }
             if (i + 3 > end) {
                 return INCOMPLETE;
             }
@@ -129,21 +137,47 @@ enum Mode {
                 }
                 cp = cp << 4 | h;
             }
-            if (cp < 0x80) {
-                out[0] = (byte) cp;
-                return 6 * 4 + 1;
-            }
-            if (cp < 0x800) {
-                out[0] = (byte) (0xc0 | cp >> 6);
-                out[1] = (byte) (0x80 | cp & 0x3f);
-                return 6 * 4 + 2;
-            }
-            out[0] = (byte) (0xe0 | cp >> 12);
-            out[1] = (byte) (0x80 | cp >> 6 & 0x3f);
-            out[2] = (byte) (0x80 | cp & 0x3f);
-            return 6 * 4 + 3;
+            return utf8(cp, 6, out);
         }
         return LITERAL;
+    }
+
+    /**
+     * The code unit of the {@code %uXXXX} escape at {@code r[i]} (its {@code u} already seen), {@link #INCOMPLETE}
+     * when the bytes end inside hex digits, or {@link #LITERAL}.
+     */
+    private static int percentU(byte[] r, int i, int end) {
+        int cp = 0;
+        for (int k = 2; k < 6; k++) {
+            if (i + k >= end) {
+                return INCOMPLETE;
+            }
+            int h = hex(r[i + k]);
+            if (h < 0) {
+                return LITERAL;
+            }
+            cp = cp << 4 | h;
+        }
+        // 0 is a valid code unit but collides with INCOMPLETE: shift it out of the way.
+        return cp == 0 ? 0x10000 : cp;
+    }
+
+    /** Writes the UTF-8 of code unit {@code cp} (below 0x10000, surrogates as three bytes) to {@code out}. */
+    private static int utf8(int cp, int consumed, byte[] out) {
+        cp &= 0xffff;
+        if (cp < 0x80) {
+            out[0] = (byte) cp;
+            return consumed * 4 + 1;
+        }
+        if (cp < 0x800) {
+            out[0] = (byte) (0xc0 | cp >> 6);
+            out[1] = (byte) (0x80 | cp & 0x3f);
+            return consumed * 4 + 2;
+        }
+        out[0] = (byte) (0xe0 | cp >> 12);
+        out[1] = (byte) (0x80 | cp >> 6 & 0x3f);
+        out[2] = (byte) (0x80 | cp & 0x3f);
+        return consumed * 4 + 3;
     }
 
     /**

@@ -122,7 +122,8 @@ class BodyRedactorDifferentialTest {
             }
         }
         if (random.nextInt(4) == 0) {
-            s.append(List.of("\\", "%", "%2", "\\u00", "\\x", "%5C", "%5Cu00").get(random.nextInt(7)));
+            s.append(List.of("\\", "%", "%2", "\\u00", "\\x", "%5C", "%5Cu00", "%u00")
+                    .get(random.nextInt(8)));
         }
         return s.toString().getBytes(StandardCharsets.UTF_8);
     }
@@ -136,7 +137,7 @@ class BodyRedactorDifferentialTest {
             case 4 -> String.format("\\u%04x", random.nextInt(0x3000));
             case 5 -> String.format("%%%02X", random.nextInt(256));
             case 6 -> "%25" + String.format("%02x", random.nextInt(256));
-            case 7 -> "%5Cu0067hp_";
+            case 7 -> random.nextBoolean() ? "%5Cu0067hp_" : String.format("%%u%04X", random.nextInt(0x3000));
             case 8 -> "\\x" + String.format("%02x", random.nextInt(256));
             default -> "+" + (random.nextBoolean() ? "?" : "&");
         };
@@ -162,7 +163,7 @@ class BodyRedactorDifferentialTest {
         return switch (how) {
             case 0 -> text;
             case 1 -> JsonCheck.escape(text, random.nextBoolean());
-            case 2 -> percent(bytes, random.nextBoolean());
+            case 2 -> random.nextInt(3) == 0 ? percentU(text) : percent(bytes, random.nextBoolean());
             case 3 -> JsonCheck.escape(text, false).replace("\n", "\\n");
             case 4 -> Base64.getEncoder().encodeToString(bytes);
             case 5 -> Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
@@ -179,6 +180,16 @@ class BodyRedactorDifferentialTest {
                         : percent(inner.getBytes(StandardCharsets.UTF_8), true);
             }
         };
+    }
+
+    /** Every other character as {@code %uXXXX} (ASP.NET's HttpUtility.UrlDecode, JavaScript's unescape). */
+    private static String percentU(String text) {
+        StringBuilder s = new StringBuilder();
+        for (int k = 0; k < text.length(); k++) {
+            char c = text.charAt(k);
+            s.append(k % 2 == 0 ? String.format("%%u%04x", (int) c) : String.valueOf(c));
+        }
+        return s.toString();
     }
 
     private static String percent(byte[] bytes, boolean all) {

@@ -711,7 +711,9 @@ final class LegacyBodyRedactor {
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;
             if (b == '\\' && k + 1 < length && ESCAPE_NEXT[bytes[k + 1] & 0xff]
-                    || b == '%' && k + 2 < length && HEX_VALUE[bytes[k + 1] & 0xff] >= 0) {
+                    || b == '%'
+                            && k + 2 < length
+                            && (HEX_VALUE[bytes[k + 1] & 0xff] >= 0 || (bytes[k + 1] | 0x20) == 'u')) {
                 return true;
             }
             int c = REGION[b];
@@ -765,7 +767,7 @@ final class LegacyBodyRedactor {
         } else if (re - rs == 3 && raw[rs] == '%') {
             raw[rs + 1] = hexDigits[0];
             raw[rs + 2] = hexDigits[1];
-        } else if (re - rs == 6 && raw[rs] == '\\' && raw[rs + 1] == 'u') {
+        } else if (re - rs == 6 && (raw[rs] == '\\' || raw[rs] == '%') && (raw[rs + 1] | 0x20) == 'u') {
             raw[rs + 2] = '0';
             raw[rs + 3] = '0';
             raw[rs + 4] = hexDigits[0];
