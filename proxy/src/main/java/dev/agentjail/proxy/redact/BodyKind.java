@@ -8,7 +8,10 @@ public enum BodyKind {
     JSON,
     /** {@code application/x-www-form-urlencoded}: percent-encoding and {@code +} are decoded; URL-safe markers. */
     FORM,
-    /** {@code multipart/*}: scanned like text (parts are not split; base64 transfer encoding is not decoded). */
+    /**
+     * {@code multipart/*}: scanned like text, and quoted-printable ({@code =XX}, soft line breaks) is decoded too
+     * (parts are not split; a base64 part is read as an encoded run, like any other).
+     */
     MULTIPART,
     /** Anything else, including binary: backslash escapes and percent-encoding are decoded. */
     TEXT;

@@ -447,7 +447,7 @@ public final class BodyRedactor {
         byte[] hexDigits = {Alphabets.HEX_UPPER[(c >> 4) & 0xf], Alphabets.HEX_UPPER[c & 0xf]};
         if (re - rs == 1) {
             raw[rs] = c;
-        } else if (re - rs == 3 && raw[rs] == '%') {
+        } else if (re - rs == 3 && (raw[rs] == '%' || raw[rs] == '=' && mode.quotedPrintable)) {
             raw[rs + 1] = hexDigits[0];
             raw[rs + 2] = hexDigits[1];
         } else if (re - rs == 6 && (raw[rs] == '\\' || raw[rs] == '%') && (raw[rs + 1] | 0x20) == 'u') {

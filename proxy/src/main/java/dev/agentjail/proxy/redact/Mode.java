@@ -8,9 +8,21 @@ package dev.agentjail.proxy.redact;
 enum Mode {
     JSON(true, true, false, false, true, false),
     TEXT(true, true, false, false, false, false),
+    /** A multipart body: as {@link #TEXT}, and quoted-printable ({@code =XX}, soft line breaks) as MIME parsers read. */
+    MULTIPART(true, true, false, false, false, false, true),
     FORM(true, true, true, false, false, true),
     TARGET(true, true, false, true, false, true),
     PLAIN(false, false, false, false, false, false);
+
+    Mode(
+            boolean backslash,
+            boolean percent,
+            boolean plus,
+            boolean plusAfterQuery,
+            boolean clipAtQuote,
+            boolean urlSafeMarkers) {
+        this(backslash, percent, plus, plusAfterQuery, clipAtQuote, urlSafeMarkers, false);
+    }
 
     final boolean backslash;
     final boolean percent;
@@ -20,6 +32,8 @@ enum Mode {
     final boolean clipAtQuote;
 
     final boolean urlSafeMarkers;
+    /** {@code =XX} and the soft line break {@code =}CRLF (RFC 2045 quoted-printable). */
+    final boolean quotedPrintable;
     /** Bytes that leave the fast copy loop. */
     final boolean[] special = new boolean[256];
     /** Each special byte repeated in all eight bytes of a long, for the word-at-a-time search. */
@@ -31,7 +45,9 @@ enum Mode {
             boolean plus,
             boolean plusAfterQuery,
             boolean clipAtQuote,
-            boolean urlSafeMarkers) {
+            boolean urlSafeMarkers,
+            boolean quotedPrintable) {
+        this.quotedPrintable = quotedPrintable;
         this.backslash = backslash;
         this.percent = percent;
         this.plus = plus;
@@ -42,6 +58,7 @@ enum Mode {
         special['%'] = percent;
         special['+'] = plus || plusAfterQuery;
         special['?'] = plusAfterQuery;
+        special['='] = quotedPrintable;
         int count = 0;
         long[] masks = new long[4];
         for (int b = 0; b < 256; b++) {
@@ -56,7 +73,8 @@ enum Mode {
         return switch (kind) {
             case JSON -> JSON;
             case FORM -> FORM;
-            case MULTIPART, TEXT -> TEXT;
+            case MULTIPART -> MULTIPART;
+            case TEXT -> TEXT;
         };
     }
 
@@ -73,6 +91,9 @@ enum Mode {
      */
     int escape(byte[] r, int i, int end, byte[] out) {
         byte b = r[i];
+        if (b == '=' && quotedPrintable) {
+            return quotedPrintable(r, i, end, out);
+        }
         if (b == '%' && percent) {
             if (i + 1 < end && (r[i + 1] | 0x20) == 'u') {
                 // %uXXXX: System.Web's HttpUtility.UrlDecode (ASP.NET query and form) and JavaScript's unescape.
@@ -140,6 +161,58 @@ enum Mode {
             return utf8(cp, 6, out);
         }
         return LITERAL;
+    }
+
+    /**
+     * A quoted-printable escape at {@code r[i]}: {@code =XX} (hex digits in either case, as lenient decoders accept),
+     * or soft line breaks ({@code =} and LF or CRLF) read together with the byte after them, which may itself be an
+     * {@code =XX}. A soft break produces no byte of its own, so it is consumed with the next one (the raw map has no
+     * event for nothing).
+     */
+    private static int quotedPrintable(byte[] r, int i, int end, byte[] out) {
+        int p = i;
+        while (true) {
+            if (p + 1 >= end) {
+                return INCOMPLETE;
+            }
+            byte c = r[p + 1];
+            int brk;
+            if (c == '\n') {
+                brk = 2;
+            } else if (c == '\r') {
+                if (p + 2 >= end) {
+                    return INCOMPLETE;
+                }
+                brk = r[p + 2] == '\n' ? 3 : -1;
+            } else {
+                brk = -1;
+            }
+            if (brk < 0) {
+                break;
+            }
+            p += brk;
+            if (p >= end) {
+                return INCOMPLETE;
+            }
+            if (r[p] != '=') {
+                out[0] = r[p];
+                return (p + 1 - i) << 2 | 1;
+            }
+        }
+        if (p + 3 > end) {
+            return INCOMPLETE;
+        }
+        int hi = hex(r[p + 1]);
+        int lo = hex(r[p + 2]);
+        if ((hi | lo) < 0) {
+            if (p == i) {
+                return LITERAL;
+            }
+            out[0] = '=';
+            return (p + 1 - i) << 2 | 1;
+        }
+        out[0] = (byte) (hi << 4 | lo);
+        return (p + 3 - i) << 2 | 1;
     }
 
     /**

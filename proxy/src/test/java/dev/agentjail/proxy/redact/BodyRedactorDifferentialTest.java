@@ -135,7 +135,10 @@ class BodyRedactorDifferentialTest {
             case 2 -> "\\/";
             case 3 -> "\\t\\r\\b\\f";
             case 4 -> String.format("\\u%04x", random.nextInt(0x3000));
-            case 5 -> String.format("%%%02X", random.nextInt(256));
+            case 5 ->
+                random.nextBoolean()
+                        ? String.format("%%%02X", random.nextInt(256))
+                        : String.format("=%02x", random.nextInt(256)) + (random.nextBoolean() ? "=\r\n" : "=");
             case 6 -> "%25" + String.format("%02x", random.nextInt(256));
             case 7 -> random.nextBoolean() ? "%5Cu0067hp_" : String.format("%%u%04X", random.nextInt(0x3000));
             case 8 -> "\\x" + String.format("%02x", random.nextInt(256));
@@ -163,7 +166,12 @@ class BodyRedactorDifferentialTest {
         return switch (how) {
             case 0 -> text;
             case 1 -> JsonCheck.escape(text, random.nextBoolean());
-            case 2 -> random.nextInt(3) == 0 ? percentU(text) : percent(bytes, random.nextBoolean());
+            case 2 ->
+                switch (random.nextInt(4)) {
+                    case 0 -> percentU(text);
+                    case 1 -> quotedPrintable(bytes, random.nextBoolean());
+                    default -> percent(bytes, random.nextBoolean());
+                };
             case 3 -> JsonCheck.escape(text, false).replace("\n", "\\n");
             case 4 -> Base64.getEncoder().encodeToString(bytes);
             case 5 -> Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
@@ -188,6 +196,19 @@ class BodyRedactorDifferentialTest {
         for (int k = 0; k < text.length(); k++) {
             char c = text.charAt(k);
             s.append(k % 2 == 0 ? String.format("%%u%04x", (int) c) : String.valueOf(c));
+        }
+        return s.toString();
+    }
+
+    /** Quoted-printable: every other byte as {@code =XX}, a soft line break after every fifth. */
+    private static String quotedPrintable(byte[] bytes, boolean crlf) {
+        StringBuilder s = new StringBuilder();
+        for (int k = 0; k < bytes.length; k++) {
+            int c = bytes[k] & 0xff;
+            s.append(k % 2 == 0 || c == '=' || c >= 0x80 ? String.format("=%02X", c) : String.valueOf((char) c));
+            if (k % 5 == 4) {
+                s.append(crlf ? "=\r\n" : "=\n");
+            }
         }
         return s.toString();
     }
