@@ -281,6 +281,9 @@ final class EncodedLayers {
      * short runs (identifiers, words of code) decode to noise and stop here.
      */
     boolean needsScan(byte[] bytes, int length) {
+        if (WideLayer.detect(bytes, length) != WideLayer.NARROW) {
+            return true;
+        }
         int run = 0;
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;

@@ -24,6 +24,9 @@ final class EncodedRun {
     private byte[] got = new byte[64];
     private int gotCount;
     private BodyRedactor nested;
+    /** Instead of {@link #nested}, when the layer's bytes are UTF-16 or UTF-32 text. */
+    private WideLayer wide;
+
     private long runChars;
     private int lineChars;
     private int lines;
@@ -71,18 +74,13 @@ final class EncodedRun {
         if (count % quantum == 0) {
             decodeQuantum(count - quantum, quantum);
         }
-        if (nested == null && runChars >= BodyRedactor.STREAM_RUN) {
+        if (!reading() && runChars >= BodyRedactor.STREAM_RUN) {
             if (owner.depth >= BodyRedactor.MAX_LAYER_DEPTH) {
                 tooDeep();
                 reset();
                 return;
             }
-            nested = new BodyRedactor(
-                    owner.engine,
-                    Mode.TEXT,
-                    owner.location + (hexRun ? "/hex" : "/base64"),
-                    owner.findings,
-                    owner.depth + 1);
+            startReading();
         }
     }
 
@@ -124,9 +122,30 @@ final class EncodedRun {
         }
     }
 
-    void flush() {
-        if (nested != null && byteCount > fed) {
+    private boolean reading() {
+        return nested != null || wide != null;
+    }
+
+    /** Starts the nested read of this run's bytes: as wide text when they start as that, else as text. */
+    private void startReading() {
+        String location = owner.location + (hexRun ? "/hex" : "/base64");
+        wide = WideLayer.of(owner, location, bytes, byteCount);
+        if (wide == null) {
+            nested = new BodyRedactor(owner.engine, Mode.TEXT, location, owner.findings, owner.depth + 1);
+        }
+    }
+
+    private void feedNested() {
+        if (wide != null) {
+            wide.feed(bytes, fed, byteCount - fed, collect);
+        } else {
             nested.feed(bytes, fed, byteCount - fed, collect);
+        }
+    }
+
+    void flush() {
+        if (reading() && byteCount > fed) {
+            feedNested();
             fed = byteCount;
             retire(false);
         }
@@ -138,20 +157,20 @@ final class EncodedRun {
             if (tail > 1) {
                 decodeQuantum(count - tail, tail);
             }
-            if (nested == null && layers.needsScan(bytes, byteCount) && owner.depth >= BodyRedactor.MAX_LAYER_DEPTH) {
+            boolean more = !reading() && layers.needsScan(bytes, byteCount);
+            if (more && owner.depth >= BodyRedactor.MAX_LAYER_DEPTH) {
                 tooDeep();
-            } else if (nested == null && layers.needsScan(bytes, byteCount)) {
-                nested = new BodyRedactor(
-                        owner.engine,
-                        Mode.TEXT,
-                        owner.location + (hexRun ? "/hex" : "/base64"),
-                        owner.findings,
-                        owner.depth + 1);
+            } else if (more) {
+                startReading();
             }
-            if (nested != null) {
-                nested.feed(bytes, fed, byteCount - fed, collect);
+            if (reading()) {
+                feedNested();
                 fed = byteCount;
-                nested.finish(collect);
+                if (wide != null) {
+                    wide.finish(collect);
+                } else {
+                    nested.finish(collect);
+                }
                 retire(true);
             }
         }
@@ -175,6 +194,7 @@ final class EncodedRun {
         fed = 0;
         gotCount = 0;
         nested = null;
+        wide = null;
         runChars = 0;
         lineChars = 0;
         lines = 0;
