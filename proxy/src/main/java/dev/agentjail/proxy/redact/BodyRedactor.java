@@ -175,7 +175,8 @@ public final class BodyRedactor {
         long m1 = masks[Math.min(1, masks.length - 1)];
         long m2 = masks[Math.min(2, masks.length - 1)];
         long m3 = masks[Math.min(3, masks.length - 1)];
-        boolean four = masks.length > 2;
+        boolean three = masks.length > 2;
+        boolean four = masks.length > 3;
         boolean backslash = mode.backslash;
         int n = decLen;
         int i = rc;
@@ -187,8 +188,11 @@ public final class BodyRedactor {
                 long x = (long) LONGS.get(r, i);
                 LONGS.set(d, n, x);
                 long hit = zeroBytes(x ^ m0) | zeroBytes(x ^ m1);
-                if (four) {
-                    hit |= zeroBytes(x ^ m2) | zeroBytes(x ^ m3);
+                if (three) {
+                    hit |= zeroBytes(x ^ m2);
+                    if (four) {
+                        hit |= zeroBytes(x ^ m3);
+                    }
                 }
                 if (hit != 0) {
                     int k = Long.numberOfTrailingZeros(hit) >>> 3;

@@ -288,6 +288,7 @@ final class EncodedLayers {
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;
             if (b == '\\' && k + 1 < length && Alphabets.ESCAPE_NEXT[bytes[k + 1] & 0xff]
+                    || b == '&' && k + 2 < length && bytes[k + 1] == '#'
                     || b == '%'
                             && k + 2 < length
                             && (Alphabets.HEX_VALUE[bytes[k + 1] & 0xff] >= 0 || (bytes[k + 1] | 0x20) == 'u')) {

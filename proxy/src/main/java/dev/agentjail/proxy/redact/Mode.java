@@ -6,11 +6,11 @@ package dev.agentjail.proxy.redact;
  * either (a form whose value a JSON parser reads, a JSON body a server percent-decodes), so the scan does.
  */
 enum Mode {
-    JSON(true, true, false, false, true, false),
-    TEXT(true, true, false, false, false, false),
+    JSON(true, true, false, false, true, false, false, false),
+    TEXT(true, true, false, false, false, false, false, true),
     /** A multipart body: as {@link #TEXT}, and quoted-printable ({@code =XX}, soft line breaks) as MIME parsers read. */
-    MULTIPART(true, true, false, false, false, false, true),
-    FORM(true, true, true, false, false, true),
+    MULTIPART(true, true, false, false, false, false, true, true),
+    FORM(true, true, true, false, false, true, false, true),
     TARGET(true, true, false, true, false, true),
     PLAIN(false, false, false, false, false, false);
 
@@ -21,7 +21,7 @@ enum Mode {
             boolean plusAfterQuery,
             boolean clipAtQuote,
             boolean urlSafeMarkers) {
-        this(backslash, percent, plus, plusAfterQuery, clipAtQuote, urlSafeMarkers, false);
+        this(backslash, percent, plus, plusAfterQuery, clipAtQuote, urlSafeMarkers, false, false);
     }
 
     final boolean backslash;
@@ -34,6 +34,8 @@ enum Mode {
     final boolean urlSafeMarkers;
     /** {@code =XX} and the soft line break {@code =}CRLF (RFC 2045 quoted-printable). */
     final boolean quotedPrintable;
+    /** Numeric character references, {@code &#103;} and {@code &#x67;} (XML and HTML parsers). */
+    final boolean charRefs;
     /** Bytes that leave the fast copy loop. */
     final boolean[] special = new boolean[256];
     /** Each special byte repeated in all eight bytes of a long, for the word-at-a-time search. */
@@ -46,8 +48,10 @@ enum Mode {
             boolean plusAfterQuery,
             boolean clipAtQuote,
             boolean urlSafeMarkers,
-            boolean quotedPrintable) {
+            boolean quotedPrintable,
+            boolean charRefs) {
         this.quotedPrintable = quotedPrintable;
+        this.charRefs = charRefs;
         this.backslash = backslash;
         this.percent = percent;
         this.plus = plus;
@@ -59,6 +63,7 @@ enum Mode {
         special['+'] = plus || plusAfterQuery;
         special['?'] = plusAfterQuery;
         special['='] = quotedPrintable;
+        special['&'] = charRefs;
         int count = 0;
         long[] masks = new long[4];
         for (int b = 0; b < 256; b++) {
@@ -93,6 +98,9 @@ enum Mode {
         byte b = r[i];
         if (b == '=' && quotedPrintable) {
             return quotedPrintable(r, i, end, out);
+        }
+        if (b == '&' && charRefs) {
+            return charRef(r, i, end, out);
         }
         if (b == '%' && percent) {
             if (i + 1 < end && (r[i + 1] | 0x20) == 'u') {
@@ -161,6 +169,52 @@ enum Mode {
             return utf8(cp, 6, out);
         }
         return LITERAL;
+    }
+
+    /** Digits read in a character reference at most (leading zeros included); a longer one is read as text. */
+    static final int CHAR_REF_DIGITS = 12;
+
+    /**
+     * A numeric character reference at {@code r[i]}: {@code &#} and decimal digits, or {@code &#x} (either case) and hex
+     * digits, then {@code ;}, which HTML parsers also read without the semicolon. Code points 1 to 0xFFFF; others, and
+     * named references, are read as text.
+     */
+    private static int charRef(byte[] r, int i, int end, byte[] out) {
+        if (i + 1 >= end) {
+            return INCOMPLETE;
+        }
+        if (r[i + 1] != '#') {
+            return LITERAL;
+        }
+        int p = i + 2;
+        if (p >= end) {
+            return INCOMPLETE;
+        }
+        boolean hexDigits = (r[p] | 0x20) == 'x';
+        if (hexDigits) {
+            p++;
+        }
+        int start = p;
+        int cp = 0;
+        while (p < end && p - start < CHAR_REF_DIGITS) {
+            byte c = r[p];
+            int d = hexDigits ? hex(c) : c >= '0' && c <= '9' ? c - '0' : -1;
+            if (d < 0) {
+                break;
+            }
+            cp = Math.min(cp * (hexDigits ? 16 : 10) + d, 0x110000);
+            p++;
+        }
+        if (p >= end) {
+            return INCOMPLETE;
+        }
+        if (p == start || cp == 0 || cp > 0xffff) {
+            return LITERAL;
+        }
+        if (r[p] == ';') {
+            p++;
+        }
+        return utf8(cp, p - i, out);
     }
 
     /**

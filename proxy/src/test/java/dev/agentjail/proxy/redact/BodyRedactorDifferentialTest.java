@@ -122,8 +122,8 @@ class BodyRedactorDifferentialTest {
             }
         }
         if (random.nextInt(4) == 0) {
-            s.append(List.of("\\", "%", "%2", "\\u00", "\\x", "%5C", "%5Cu00", "%u00")
-                    .get(random.nextInt(8)));
+            s.append(List.of("\\", "%", "%2", "\\u00", "\\x", "%5C", "%5Cu00", "%u00", "&#", "&#x6")
+                    .get(random.nextInt(10)));
         }
         return s.toString().getBytes(StandardCharsets.UTF_8);
     }
@@ -141,7 +141,12 @@ class BodyRedactorDifferentialTest {
                         : String.format("=%02x", random.nextInt(256)) + (random.nextBoolean() ? "=\r\n" : "=");
             case 6 -> "%25" + String.format("%02x", random.nextInt(256));
             case 7 -> random.nextBoolean() ? "%5Cu0067hp_" : String.format("%%u%04X", random.nextInt(0x3000));
-            case 8 -> "\\x" + String.format("%02x", random.nextInt(256));
+            case 8 ->
+                switch (random.nextInt(3)) {
+                    case 0 -> "\\x" + String.format("%02x", random.nextInt(256));
+                    case 1 -> String.format("&#x%X;", random.nextInt(0x3000));
+                    default -> String.format("&#%d", random.nextInt(0x3000)) + (random.nextBoolean() ? ";" : "");
+                };
             default -> "+" + (random.nextBoolean() ? "?" : "&");
         };
     }
@@ -169,7 +174,7 @@ class BodyRedactorDifferentialTest {
             case 2 ->
                 switch (random.nextInt(4)) {
                     case 0 -> percentU(text);
-                    case 1 -> quotedPrintable(bytes, random.nextBoolean());
+                    case 1 -> random.nextBoolean() ? quotedPrintable(bytes, random.nextBoolean()) : charRefs(text);
                     default -> percent(bytes, random.nextBoolean());
                 };
             case 3 -> JsonCheck.escape(text, false).replace("\n", "\\n");
@@ -196,6 +201,19 @@ class BodyRedactorDifferentialTest {
         for (int k = 0; k < text.length(); k++) {
             char c = text.charAt(k);
             s.append(k % 2 == 0 ? String.format("%%u%04x", (int) c) : String.valueOf(c));
+        }
+        return s.toString();
+    }
+
+    /** Every third character as a character reference, decimal or hex. */
+    private static String charRefs(String text) {
+        StringBuilder s = new StringBuilder();
+        for (int k = 0; k < text.length(); k++) {
+            char c = text.charAt(k);
+            s.append(
+                    k % 3 != 0
+                            ? String.valueOf(c)
+                            : k % 2 == 0 ? "&#" + (int) c + ";" : String.format("&#x%x;", (int) c));
         }
         return s.toString();
     }

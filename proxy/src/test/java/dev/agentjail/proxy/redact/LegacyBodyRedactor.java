@@ -711,6 +711,7 @@ final class LegacyBodyRedactor {
         for (int k = 0; k < length; k++) {
             int b = bytes[k] & 0xff;
             if (b == '\\' && k + 1 < length && ESCAPE_NEXT[bytes[k + 1] & 0xff]
+                    || b == '&' && k + 2 < length && bytes[k + 1] == '#'
                     || b == '%'
                             && k + 2 < length
                             && (HEX_VALUE[bytes[k + 1] & 0xff] >= 0 || (bytes[k + 1] | 0x20) == 'u')) {
