@@ -293,6 +293,14 @@ public final class OutboundRequest {
     /** Whether a body whose text starts with {@code start[0, n)} is refused as UTF-16/32 (and then it is). */
     private boolean refusedAsWide(byte[] start, int n) {
         String wide = binaryType ? null : WideText.encoding(start, n);
+        if (wide == null && !binaryType && ebcdicXml(start, n)) {
+            refuse(
+                    HttpResponseStatus.FORBIDDEN,
+                    ProxyReasons.UNINSPECTABLE_BODY,
+                    "the request body starts as an XML declaration in EBCDIC, which an XML parser decodes and the scan"
+                            + " cannot read; send it as UTF-8");
+            return true;
+        }
         if (wide == null) {
             return false;
         }
@@ -302,6 +310,18 @@ public final class OutboundRequest {
                 "the request body reads as " + wide + " text, which a JSON parser decodes and the scan cannot read;"
                         + " send it as UTF-8");
         return true;
+    }
+
+    /**
+     * Whether {@code start[0, n)} is {@code <?xm} in EBCDIC, from which an XML parser detects an EBCDIC document (XML
+     * 1.0, Appendix F) and reads its encoding declaration.
+     */
+    static boolean ebcdicXml(byte[] start, int n) {
+        return n >= 4
+                && (start[0] & 0xff) == 0x4c
+                && (start[1] & 0xff) == 0x6f
+                && (start[2] & 0xff) == 0xa7
+                && (start[3] & 0xff) == 0x94;
     }
 
     private void holdOut(HttpContent out, ByteBufAllocator alloc) {
