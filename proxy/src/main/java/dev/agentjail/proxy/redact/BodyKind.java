@@ -13,7 +13,10 @@ public enum BodyKind {
      * (parts are not split; a base64 part is read as an encoded run, like any other).
      */
     MULTIPART,
-    /** Anything else, including binary: backslash escapes and percent-encoding are decoded. */
+    /**
+     * Anything else, including XML, HTML and binary: backslash escapes, percent-encoding and numeric character
+     * references ({@code &#103;}, {@code &#x67;}) are decoded.
+     */
     TEXT;
 
     /** Picks the kind from a {@code Content-Type} value; {@code null} or unknown types are {@link #TEXT}. */

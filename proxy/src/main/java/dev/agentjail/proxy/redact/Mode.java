@@ -218,6 +218,12 @@ enum Mode {
     }
 
     /**
+     * Soft line breaks read in a row before one byte at most (bounds the raw bytes behind one decoded byte, and so the
+     * hold-back); the first {@code =} of a longer chain is read as text.
+     */
+    static final int SOFT_BREAKS = 16;
+
+    /**
      * A quoted-printable escape at {@code r[i]}: {@code =XX} (hex digits in either case, as lenient decoders accept),
      * or soft line breaks ({@code =} and LF or CRLF) read together with the byte after them, which may itself be an
      * {@code =XX}. A soft break produces no byte of its own, so it is consumed with the next one (the raw map has no
@@ -225,6 +231,7 @@ enum Mode {
      */
     private static int quotedPrintable(byte[] r, int i, int end, byte[] out) {
         int p = i;
+        int breaks = 0;
         while (true) {
             if (p + 1 >= end) {
                 return INCOMPLETE;
@@ -243,6 +250,9 @@ enum Mode {
             }
             if (brk < 0) {
                 break;
+            }
+            if (++breaks > SOFT_BREAKS) {
+                return LITERAL;
             }
             p += brk;
             if (p >= end) {

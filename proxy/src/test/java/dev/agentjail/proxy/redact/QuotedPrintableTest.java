@@ -27,6 +27,7 @@ class QuotedPrintableTest {
                 "g=\r\n=68p_REST",
                 "=67=68=70=5fREST",
                 "=67=68=70=5F=\r\n=\r\nREST",
+                "gh=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\n=\r\np_REST",
             })
     void aQuotedPrintableTokenIsRedacted(String value) {
         String body = "--B\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\ntoken=3D" + value.replace("REST", REST)
