@@ -4,7 +4,8 @@ import java.util.Arrays;
 
 /**
  * A base64 or hex layer whose decoded bytes are UTF-16 or UTF-32 text (a wide byte order mark, or the NUL pattern of
- * RFC 4627, section 3, at its start): a receiver that stores the decoded file (GitHub's contents API) or parses it as
+ * RFC 4627, section 3, in its first four bytes; not a lone NUL, as for a whole body: decoded binary often starts with
+ * one) at its start: a receiver that stores the decoded file (GitHub's contents API) or parses it as
  * JSON reads it in that encoding, so it is read so here too. Each code unit becomes one byte for a nested scan (its
  * value below 0x80, else 0x80, which no rule matches), so positions stay one to one. Markers cannot be written back
  * into wide text through the layer's alphabet at the scan's alignment, so a secret found there refuses the request
