@@ -64,14 +64,7 @@ final class ResponseRelay {
         }
         ex.status = 101;
         ex.responseStarted = true;
-        try {
-            conn.runtime
-                    .audit()
-                    .append(conn.recordOf(ex)
-                            .decision(AuditRecord.ALLOW)
-                            .reason(ex.allowReason)
-                            .build());
-        } catch (AuditUnavailableException e) {
+        if (!recordedAllowed(ex)) {
             conn.current = null;
             conn.closeNow();
             return;
@@ -158,14 +151,7 @@ final class ResponseRelay {
     void openTunnel(Exchange ex, Channel upstream) {
         ex.status = 200;
         ex.intercepted = conn.runtime.intercepts(ex.target);
-        try {
-            conn.runtime
-                    .audit()
-                    .append(conn.recordOf(ex)
-                            .decision(AuditRecord.ALLOW)
-                            .reason(ex.allowReason)
-                            .build());
-        } catch (AuditUnavailableException e) {
+        if (!recordedAllowed(ex)) {
             upstream.close();
             ex.status = 0;
             conn.refuseAuditUnavailable(ex);
@@ -178,5 +164,20 @@ final class ResponseRelay {
         }
         conn.current = null;
         conn.closing = true;
+    }
+
+    /** Writes the allowed exchange's record before the client sees its answer; false when the log cannot be written. */
+    private boolean recordedAllowed(Exchange ex) {
+        try {
+            conn.runtime
+                    .audit()
+                    .append(conn.recordOf(ex)
+                            .decision(AuditRecord.ALLOW)
+                            .reason(ex.allowReason)
+                            .build());
+            return true;
+        } catch (AuditUnavailableException e) {
+            return false;
+        }
     }
 }

@@ -365,10 +365,7 @@ public final class McpExchange {
         String ambiguous = McpNames.ambiguity(value);
         if (ambiguous != null) {
             // A server that matches member names ignoring case could read another call than the one decided on.
-            if (value instanceof Json.Obj o && o.get("id") instanceof Json candidate) {
-                id = candidate instanceof Json.Str || candidate instanceof Json.Num ? candidate : null;
-                expectsAnswer = o.get("method") != null;
-            }
+            noteId(value);
             return refuse(
                     HttpResponseStatus.BAD_REQUEST,
                     McpVerdict.refuse(
@@ -391,10 +388,7 @@ public final class McpExchange {
         try {
             message = RpcMessage.of(value);
         } catch (RpcMessage.InvalidMessage e) {
-            if (value instanceof Json.Obj o && o.get("id") instanceof Json candidate) {
-                id = candidate instanceof Json.Str || candidate instanceof Json.Num ? candidate : null;
-                expectsAnswer = o.get("method") != null;
-            }
+            noteId(value);
             return refuse(
                     HttpResponseStatus.BAD_REQUEST,
                     McpVerdict.refuse(
@@ -419,6 +413,14 @@ public final class McpExchange {
                             rule()));
         }
         return Step.FORWARD;
+    }
+
+    /** The id of a message refused before it could be read as one, so that the refusal answers it. */
+    private void noteId(Json value) {
+        if (value instanceof Json.Obj o && o.get("id") instanceof Json candidate) {
+            id = candidate instanceof Json.Str || candidate instanceof Json.Num ? candidate : null;
+            expectsAnswer = o.get("method") != null;
+        }
     }
 
     private void note(RpcMessage message) {
