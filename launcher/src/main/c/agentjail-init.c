@@ -3,11 +3,16 @@
  *
  * Two modes (see docs/jail.md):
  *
- *   agentjail-init jail --port PORT --handoff SOCKET [--nofile N] [--nproc N] [--as BYTES] [--fsize BYTES]
- *                       -- CMD [ARGS...]
+ *   agentjail-init jail --port PORT --handoff SOCKET [--audit exec|files|exec,files|none] [--seccomp-fd N]
+ *                       [--nofile N] [--nproc N] [--as BYTES] [--fsize BYTES] -- CMD [ARGS...]
  *     Inside the jail: listen on 127.0.0.1:PORT (and [::1]:PORT when the jail has IPv6), pass the listening
- *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor, close
- *     every copy, apply the resource limits (core dumps always off) and exec CMD.
+ *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor; with
+ *     --audit, install the audit filter and pass its notification descriptor the same way (audit.c); load the
+ *     jail's deny filter from --seccomp-fd; close every copy, apply the resource limits (core dumps always off)
+ *     and exec CMD.
+ *
+ *   agentjail-init supervise --connect SOCKET ...
+ *     On the host: the audit supervisor (audit.c).
  *
  *   agentjail-init exec-with-fds [--join-cgroup PROCS] [--user UID GID] [--read N FILE | --read-unlink N FILE |
  *                                 --write N FILE | --path N FILE]... -- PROGRAM [ARGS...]
@@ -31,13 +36,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <grp.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "audit.h"
 
 /* Kept in sync with dev.agentjail.jail.InitExitCodes; InitBinaryTest runs the binary to prove them. */
 enum {
@@ -317,6 +328,8 @@ struct limit {
 struct jail_args {
     unsigned port;
     const char *handoff;
+    int audit;      /* AUDIT_EXEC | AUDIT_FILES */
+    int seccomp_fd; /* the jail's deny filter, loaded after the audit filter; -1: none */
     struct limit limits[4];
     char **command;
 };
@@ -342,6 +355,7 @@ static void parse_jail_args(int argc, char **argv, struct jail_args *out) {
         {RLIMIT_FSIZE, "RLIMIT_FSIZE", "--fsize", 0, 0},
     };
     memcpy(out->limits, limits, sizeof limits);
+    out->seccomp_fd = -1;
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
         if (i + 1 >= argc) {
@@ -356,6 +370,13 @@ static void parse_jail_args(int argc, char **argv, struct jail_args *out) {
             out->port = (unsigned) port;
         } else if (strcmp(argv[i], "--handoff") == 0) {
             out->handoff = value;
+        } else if (strcmp(argv[i], "--audit") == 0) {
+            out->audit = audit_parse(value);
+            if (out->audit < 0) {
+                usage("bad value '%s' for --audit (exec, files, exec,files or none)", value);
+            }
+        } else if (strcmp(argv[i], "--seccomp-fd") == 0) {
+            out->seccomp_fd = parse_fd(value);
         } else {
             struct limit *limit = NULL;
             for (int j = 0; j < 4; j++) {
@@ -480,6 +501,44 @@ static void send_listener(int channel, int listener) {
     }
 }
 
+/*
+ * Loads the jail's deny filter (docs/jail.md "System calls") from FD: after the audit filter, because it refuses a
+ * filter with a listener to everything after it, the agent included.
+ */
+static void load_deny_filter(int fd) {
+    static struct sock_filter code[BPF_MAXINSNS];
+    size_t have = 0;
+    for (;;) {
+        if (have == sizeof code) {
+            errno = E2BIG;
+            fail(EXIT_LIMITS, "read the seccomp program");
+        }
+        ssize_t n = read(fd, (char *) code + have, sizeof code - have);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            fail(EXIT_LIMITS, "read the seccomp program");
+        }
+        if (n == 0) {
+            break;
+        }
+        have += (size_t) n;
+    }
+    close(fd);
+    if (have == 0 || have % sizeof(struct sock_filter) != 0) {
+        errno = EINVAL;
+        fail(EXIT_LIMITS, "the seccomp program is %zu bytes, not a whole number of instructions", have);
+    }
+    struct sock_fprog prog = {.len = (unsigned short) (have / sizeof(struct sock_filter)), .filter = code};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        fail(EXIT_LIMITS, "set no_new_privs");
+    }
+    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+        fail(EXIT_LIMITS, "load the seccomp program");
+    }
+}
+
 static void set_limit(int resource, const char *name, rlim_t limit) {
     /* Soft and hard alike: without CAP_SYS_RESOURCE the agent cannot raise them back. */
     struct rlimit rl = {.rlim_cur = limit, .rlim_max = limit};
@@ -503,6 +562,15 @@ static int jail(int argc, char **argv) {
     int channel = connect_handoff(args.handoff);
     for (int i = 0; i < count; i++) {
         send_listener(channel, listeners[i]);
+    }
+    if (args.audit != 0) {
+        const char *step = "audit";
+        if (audit_install(channel, args.audit, &step) != 0) {
+            fail(EXIT_HANDOFF, "%s", step);
+        }
+    }
+    if (args.seccomp_fd >= 0) {
+        load_deny_filter(args.seccomp_fd);
     }
     /* Nothing of ours may keep a listener or the hand-off socket open inside the agent. */
     for (int i = 0; i < count; i++) {
@@ -535,5 +603,8 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "exec-with-fds") == 0) {
         return exec_with_fds(argc, argv);
     }
-    usage("usage: agentjail-init jail|exec-with-fds [OPTIONS] -- COMMAND [ARGS...]");
+    if (argc >= 2 && strcmp(argv[1], "supervise") == 0) {
+        return audit_supervise(argc, argv);
+    }
+    usage("usage: agentjail-init jail|exec-with-fds|supervise [OPTIONS] [-- COMMAND [ARGS...]]");
 }

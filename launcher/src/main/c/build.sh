@@ -1,9 +1,9 @@
 #!/bin/sh
 # Compiles agentjail-init for the build machine's architecture; called by launcher/pom.xml.
-# usage: build.sh SOURCE OUTPUT_DIR
+# usage: build.sh OUTPUT_DIR SOURCE...
 set -eu
-source_file=$1
-output_dir=$2
+output_dir=$1
+shift
 cc=${CC:-cc}
 
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -25,9 +25,9 @@ flags="-O2 -Wall -Wextra -Werror -std=c11 -D_FORTIFY_SOURCE=2 -fstack-protector-
 
 # Static first (a static PIE): the binary then needs nothing from the jail's /usr. A libc without static archives
 # falls back to a dynamic PIE, which works because the jail binds /usr and /lib* read-only.
-if ! "$cc" $flags -static-pie -o "$output" "$source_file" 2>/dev/null; then
+if ! "$cc" $flags -static-pie -o "$output" "$@" 2>/dev/null; then
     echo "agentjail: static link of agentjail-init failed, building it dynamically" >&2
-    "$cc" $flags -pie -o "$output" "$source_file"
+    "$cc" $flags -pie -o "$output" "$@"
 fi
 strip "$output" 2>/dev/null || true
 chmod 0755 "$output"

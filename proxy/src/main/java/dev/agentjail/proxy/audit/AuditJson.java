@@ -51,6 +51,16 @@ public final class AuditJson {
                     .append(r.websocket().messagesIn())
                     .append('}');
         }
+        if (r.exec() != null) {
+            exec(out, r.exec());
+        }
+        if (r.file() != null) {
+            file(out, r.file());
+        }
+        if (r.gap() != null) {
+            out.append(",\"gap\":{\"missed\":").append(r.gap().missed());
+            out.append(",\"stopped\":").append(r.gap().stopped()).append('}');
+        }
         if (r.sessionDetails() != null) {
             sessionDetails(out, r.sessionDetails());
         }
@@ -104,6 +114,53 @@ public final class AuditJson {
         out.append('}');
     }
 
+    /** The nested {@code "exec"} object: argv keeps each argument whole up to the record's own bound. */
+    private static void exec(StringBuilder out, ExecDetails e) {
+        out.append(",\"exec\":{\"path\":\"");
+        escape(out, e.path());
+        out.append('"');
+        out.append(",\"argv\":[");
+        for (int i = 0; i < e.argv().size(); i++) {
+            out.append(i > 0 ? ",\"" : "\"");
+            escape(out, e.argv().get(i));
+            out.append('"');
+        }
+        out.append(']');
+        if (e.argvTruncated()) {
+            out.append(",\"argv_truncated\":true");
+        }
+        string(out, "cwd", e.cwd());
+        number(out, "pid", e.pid());
+        number(out, "ppid", e.ppid());
+        number(out, "uid", e.uid());
+        number(out, "count", e.count());
+        if (e.racy()) {
+            out.append(",\"racy\":true");
+        }
+        out.append('}');
+    }
+
+    /** The nested {@code "file"} object. */
+    private static void file(StringBuilder out, FileDetails f) {
+        out.append(",\"file\":{\"op\":\"");
+        escape(out, f.op());
+        out.append('"');
+        string(out, "path", f.path());
+        string(out, "target", f.target());
+        if (!f.flags().isEmpty()) {
+            strings(out, "flags", f.flags());
+        }
+        number(out, "pid", f.pid());
+        number(out, "count", f.count());
+        if (f.paths() > 1) {
+            number(out, "paths", f.paths());
+        }
+        if (f.racy()) {
+            out.append(",\"racy\":true");
+        }
+        out.append('}');
+    }
+
     private static void sessionDetails(StringBuilder out, SessionDetails d) {
         string(out, "policy_sha256", d.policySha256());
         string(out, "policy_source", d.policySource());
@@ -120,6 +177,12 @@ public final class AuditJson {
         strings(out, "surfaces", d.surfaces());
         strings(out, "limits", d.limits());
         strings(out, "limit_hits", d.limitHits());
+        if (d.programs() != null) {
+            number(out, "programs", d.programs());
+        }
+        if (d.filesChanged() != null) {
+            number(out, "files_changed", d.filesChanged());
+        }
     }
 
     private static void strings(StringBuilder out, String name, java.util.List<String> values) {

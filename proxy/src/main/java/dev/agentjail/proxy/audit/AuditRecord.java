@@ -36,7 +36,10 @@ public record AuditRecord(
         SessionDetails sessionDetails,
         List<RedactionCount> redactions,
         McpDetails mcp,
-        WebSocketDetails websocket) {
+        WebSocketDetails websocket,
+        ExecDetails exec,
+        FileDetails file,
+        GapDetails gap) {
 
     /** Written as {@code "v"} first on every line; bump only for incompatible changes. */
     public static final int SCHEMA_VERSION = 1;
@@ -51,6 +54,15 @@ public record AuditRecord(
      * docs/mcp.md). Carries {@code mcp}, the decision and reason; the exchange it came in has its own record.
      */
     public static final String KIND_MCP_MESSAGE = "mcp-message";
+
+    /** A program started inside the jail (carries {@code exec}); see docs/audit-log.md "Inside the jail". */
+    public static final String KIND_EXEC = "exec";
+
+    /** A change to the jail's file tree (carries {@code file}). */
+    public static final String KIND_FILE = "file";
+
+    /** Exec or file events the log is missing, and why (carries {@code gap}, {@code reason}). */
+    public static final String KIND_AUDIT_GAP = "audit-gap";
 
     public static final String KIND_SESSION_START = "session-start";
     public static final String KIND_SESSION_END = "session-end";
@@ -102,6 +114,9 @@ public record AuditRecord(
         error = bound(error, MAX_FIELD_CHARS);
         firstBytesSha256 = bound(firstBytesSha256, MAX_FIELD_CHARS);
         redactions = redactions == null ? List.of() : List.copyOf(redactions);
+        check(!KIND_EXEC.equals(kind) || exec != null, "exec", exec);
+        check(!KIND_FILE.equals(kind) || file != null, "file", file);
+        check(!KIND_AUDIT_GAP.equals(kind) || (gap != null && reason != null), "gap", gap);
     }
 
     public static Builder builder() {
@@ -154,8 +169,29 @@ public record AuditRecord(
         private List<RedactionCount> redactions = List.of();
         private McpDetails mcp;
         private WebSocketDetails websocket;
+        private ExecDetails exec;
+        private FileDetails file;
+        private GapDetails gap;
 
         private Builder() {}
+
+        /** The program an {@code exec} record names; null for anything else. */
+        public Builder exec(ExecDetails value) {
+            exec = value;
+            return this;
+        }
+
+        /** The change a {@code file} record names; null for anything else. */
+        public Builder file(FileDetails value) {
+            file = value;
+            return this;
+        }
+
+        /** What an {@code audit-gap} record says is missing; null for anything else. */
+        public Builder gap(GapDetails value) {
+            gap = value;
+            return this;
+        }
 
         /** The messages a WebSocket relay carried (on its {@code tunnel-close} record); null for anything else. */
         public Builder websocket(WebSocketDetails value) {
@@ -306,7 +342,10 @@ public record AuditRecord(
                     sessionDetails,
                     redactions,
                     mcp,
-                    websocket);
+                    websocket,
+                    exec,
+                    file,
+                    gap);
         }
 
         public Builder sessionDetails(SessionDetails value) {

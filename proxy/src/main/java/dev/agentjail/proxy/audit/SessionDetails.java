@@ -20,7 +20,9 @@ public record SessionDetails(
         Long denials,
         List<String> surfaces,
         List<String> limits,
-        List<String> limitHits) {
+        List<String> limitHits,
+        Long programs,
+        Long filesChanged) {
     public SessionDetails {
         limits = limits == null ? null : List.copyOf(limits);
         limitHits = limitHits == null || limitHits.isEmpty() ? null : List.copyOf(limitHits);
@@ -33,7 +35,7 @@ public record SessionDetails(
     public static SessionDetails start(
             String policySha256, String policySource, List<String> command, List<String> binds, List<String> envNames) {
         return new SessionDetails(
-                policySha256, policySource, command, binds, envNames, null, null, null, null, null, null);
+                policySha256, policySource, command, binds, envNames, null, null, null, null, null, null, null, null);
     }
 
     public static SessionDetails end(int exitCode, long requests, long denials) {
@@ -56,6 +58,8 @@ public record SessionDetails(
                 denials,
                 surfaces == null || surfaces.isEmpty() ? null : surfaces,
                 null,
+                null,
+                null,
                 null);
     }
 
@@ -75,6 +79,29 @@ public record SessionDetails(
                 denials,
                 surfaces,
                 newLimits,
-                newLimitHits);
+                newLimitHits,
+                programs,
+                filesChanged);
+    }
+
+    /**
+     * The same details with the session's exec events ({@code programs}) and distinct changed paths ({@code
+     * filesChanged}); null when that auditing was off.
+     */
+    public SessionDetails withActivity(Long newPrograms, Long newFilesChanged) {
+        return new SessionDetails(
+                policySha256,
+                policySource,
+                command,
+                binds,
+                envNames,
+                exitCode,
+                requests,
+                denials,
+                surfaces,
+                limits,
+                limitHits,
+                newPrograms,
+                newFilesChanged);
     }
 }

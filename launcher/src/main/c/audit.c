@@ -1,0 +1,1050 @@
+/*
+ * Exec and file audit: the notifying seccomp filter (jail side) and the supervisor (host side). See audit.h and
+ * docs/jail.md "Exec and file audit".
+ *
+ *   agentjail-init supervise --connect SOCKET [--failure closed|open] [--stall-seconds N] [--pass-through]
+ *     On the host, as the jail's user: connect to the launcher's SOCKET, receive the notification descriptor (one
+ *     byte 'N' with SCM_RIGHTS), then answer every notification with "go on" after handing one frame per event to
+ *     the launcher. Frames: u32 length (little-endian, of what follows), u8 type, then fields (u8 tag, u16 length
+ *     little-endian, bytes). Types: 'E' exec, 'F' file, 'D' events let go on without a frame (count), 'H' hello.
+ *     --failure closed (the default): an event's frame is written to the socket before its syscall goes on; a
+ *     launcher that takes none for N seconds (--stall-seconds, 30) ends the supervisor, whose notifications then fail
+ *     (ENOSYS) until the launcher ends the session. open: frames wait in a bounded buffer; when it is full, events go
+ *     on unrecorded and are counted in a 'D' frame. --pass-through answers without reading anything and only counts
+ *     (the launcher's fallback under audit.failure open).
+ *
+ * The caller's memory is read through /proc/TID/mem; the notification id is checked after reading, so a frame is
+ * never made from the memory of another process that took the id's pid. What is read is what the memory held when
+ * read: another thread can change it before the kernel reads it again (the record then may be wrong, and it is
+ * marked racy when two reads differ). This audits, it does not decide: the gap does not open any access.
+ */
+#define _GNU_SOURCE
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
+#endif
+
+#if defined(__x86_64__)
+#define AUDIT_NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AUDIT_NATIVE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "agentjail-init audits x86_64 and aarch64 only"
+#endif
+
+/* Open flags that make an open a change to the file tree: access for writing, create, truncate, an unnamed file. */
+#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | __O_TMPFILE)
+#define AT_FDCWD_VALUE (-100)
+#define AT_EMPTY_PATH_VALUE 0x1000
+#define AT_REMOVEDIR_VALUE 0x200
+
+/* Bounds: a path as the kernel takes it, arguments as a record keeps them (docs/audit-log.md). */
+#define PATH_BYTES 4096
+#define MAX_ARGS 256
+#define ARGV_BYTES 16384
+#define FRAME_BYTES (64 * 1024)
+#define OPEN_BUFFER_BYTES (4 * 1024 * 1024)
+
+int audit_parse(const char *text) {
+    if (strcmp(text, "none") == 0) {
+        return 0;
+    }
+    if (strcmp(text, "exec") == 0) {
+        return AUDIT_EXEC;
+    }
+    if (strcmp(text, "files") == 0) {
+        return AUDIT_FILES;
+    }
+    if (strcmp(text, "exec,files") == 0) {
+        return AUDIT_EXEC | AUDIT_FILES;
+    }
+    return -1;
+}
+
+/* ---- the syscalls audited, and where their arguments are ------------------------------------------------------- */
+
+enum how {
+    H_EXEC,       /* execve/execveat: path, argv */
+    H_OPEN,       /* flags in an argument: recorded when they write (the filter sends no other) */
+    H_OPENAT2,    /* flags in struct open_how: the filter cannot read them, the supervisor does */
+    H_PLAIN,      /* one path (or a descriptor) */
+    H_TWO,        /* a path and a target path (rename, link) */
+    H_SYMLINK,    /* the link's text and its path */
+};
+
+struct audited {
+    long nr;
+    const char *name;
+    const char *op;
+    enum how how;
+    signed char dirfd;  /* argument holding the directory descriptor, -1: AT_FDCWD */
+    signed char path;   /* argument holding the path, -1: none (fd below) */
+    signed char fd;     /* argument holding a descriptor that names the file, -1: none */
+    signed char dirfd2; /* the target's directory descriptor */
+    signed char path2;  /* the target's path (or a symlink's text) */
+    signed char flags;  /* open flags, or at-flags (AT_EMPTY_PATH, AT_REMOVEDIR), or renameat2's flags */
+    signed char argv;   /* execve's argv */
+};
+
+#define N -1
+static const struct audited SYSCALLS[] = {
+    {__NR_execve, "execve", "exec", H_EXEC, N, 0, N, N, N, N, 1},
+    {__NR_execveat, "execveat", "exec", H_EXEC, 0, 1, N, N, N, 4, 2},
+#ifdef __NR_open
+    {__NR_open, "open", "write", H_OPEN, N, 0, N, N, N, 1, N},
+#endif
+    {__NR_openat, "openat", "write", H_OPEN, 0, 1, N, N, N, 2, N},
+    {__NR_openat2, "openat2", "write", H_OPENAT2, 0, 1, N, N, N, 2, N},
+#ifdef __NR_creat
+    {__NR_creat, "creat", "write", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+#ifdef __NR_unlink
+    {__NR_unlink, "unlink", "unlink", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+    {__NR_unlinkat, "unlinkat", "unlink", H_PLAIN, 0, 1, N, N, N, 2, N},
+#ifdef __NR_rmdir
+    {__NR_rmdir, "rmdir", "rmdir", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+#ifdef __NR_rename
+    {__NR_rename, "rename", "rename", H_TWO, N, 0, N, N, 1, N, N},
+#endif
+    {__NR_renameat, "renameat", "rename", H_TWO, 0, 1, N, 2, 3, N, N},
+    {__NR_renameat2, "renameat2", "rename", H_TWO, 0, 1, N, 2, 3, 4, N},
+#ifdef __NR_mkdir
+    {__NR_mkdir, "mkdir", "mkdir", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+    {__NR_mkdirat, "mkdirat", "mkdir", H_PLAIN, 0, 1, N, N, N, N, N},
+#ifdef __NR_link
+    /* link(old, new): the record's path is the new name, its target the existing file. */
+    {__NR_link, "link", "link", H_TWO, N, 1, N, N, 0, N, N},
+#endif
+    {__NR_linkat, "linkat", "link", H_TWO, 2, 3, N, 0, 1, N, N},
+#ifdef __NR_symlink
+    {__NR_symlink, "symlink", "symlink", H_SYMLINK, N, 1, N, N, 0, N, N},
+#endif
+    {__NR_symlinkat, "symlinkat", "symlink", H_SYMLINK, 1, 2, N, N, 0, N, N},
+    {__NR_truncate, "truncate", "truncate", H_PLAIN, N, 0, N, N, N, N, N},
+    {__NR_ftruncate, "ftruncate", "truncate", H_PLAIN, N, N, 0, N, N, N, N},
+#ifdef __NR_chmod
+    {__NR_chmod, "chmod", "chmod", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+    {__NR_fchmod, "fchmod", "chmod", H_PLAIN, N, N, 0, N, N, N, N},
+    {__NR_fchmodat, "fchmodat", "chmod", H_PLAIN, 0, 1, N, N, N, N, N},
+    {__NR_fchmodat2, "fchmodat2", "chmod", H_PLAIN, 0, 1, N, N, N, 3, N},
+#ifdef __NR_chown
+    {__NR_chown, "chown", "chown", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+#ifdef __NR_lchown
+    {__NR_lchown, "lchown", "chown", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+    {__NR_fchown, "fchown", "chown", H_PLAIN, N, N, 0, N, N, N, N},
+    {__NR_fchownat, "fchownat", "chown", H_PLAIN, 0, 1, N, N, N, 4, N},
+#ifdef __NR_utime
+    {__NR_utime, "utime", "utime", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+#ifdef __NR_utimes
+    {__NR_utimes, "utimes", "utime", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+#ifdef __NR_futimesat
+    {__NR_futimesat, "futimesat", "utime", H_PLAIN, 0, 1, N, N, N, N, N},
+#endif
+    /* utimensat(fd, NULL, ...) changes the descriptor's file: path NULL falls back to the directory descriptor. */
+    {__NR_utimensat, "utimensat", "utime", H_PLAIN, 0, 1, N, N, N, 3, N},
+#ifdef __NR_mknod
+    {__NR_mknod, "mknod", "mknod", H_PLAIN, N, 0, N, N, N, N, N},
+#endif
+    {__NR_mknodat, "mknodat", "mknod", H_PLAIN, 0, 1, N, N, N, N, N},
+    {__NR_setxattr, "setxattr", "xattr", H_PLAIN, N, 0, N, N, N, N, N},
+    {__NR_lsetxattr, "lsetxattr", "xattr", H_PLAIN, N, 0, N, N, N, N, N},
+    {__NR_fsetxattr, "fsetxattr", "xattr", H_PLAIN, N, N, 0, N, N, N, N},
+    {__NR_removexattr, "removexattr", "xattr", H_PLAIN, N, 0, N, N, N, N, N},
+    {__NR_lremovexattr, "lremovexattr", "xattr", H_PLAIN, N, 0, N, N, N, N, N},
+    {__NR_fremovexattr, "fremovexattr", "xattr", H_PLAIN, N, N, 0, N, N, N, N},
+    {__NR_setxattrat, "setxattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
+    {__NR_removexattrat, "removexattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
+};
+#undef N
+
+#define SYSCALL_COUNT ((int) (sizeof SYSCALLS / sizeof SYSCALLS[0]))
+
+static const struct audited *audited(long nr) {
+    for (int i = 0; i < SYSCALL_COUNT; i++) {
+        if (SYSCALLS[i].nr == nr) {
+            return &SYSCALLS[i];
+        }
+    }
+    return NULL;
+}
+
+/* ---- jail side: the filter ---------------------------------------------------------------------------------------- */
+
+enum target { T_NONE, T_NOTIFY, T_ALLOW, T_OPEN_ARG1, T_OPEN_ARG2 };
+
+struct program {
+    struct sock_filter code[256];
+    unsigned char jt[256]; /* symbolic targets, resolved by finish() */
+    unsigned char jf[256];
+    int label[8];
+    int length;
+};
+
+static void emit(struct program *p, struct sock_filter insn, enum target jt, enum target jf) {
+    p->code[p->length] = insn;
+    p->jt[p->length] = (unsigned char) jt;
+    p->jf[p->length] = (unsigned char) jf;
+    p->length++;
+}
+
+static void label(struct program *p, enum target t) {
+    p->label[t] = p->length;
+}
+
+static int finish(struct program *p) {
+    for (int i = 0; i < p->length; i++) {
+        if (BPF_CLASS(p->code[i].code) != BPF_JMP || BPF_OP(p->code[i].code) == BPF_JA) {
+            continue;
+        }
+        int offsets[2] = {0, 0};
+        unsigned char targets[2] = {p->jt[i], p->jf[i]};
+        for (int k = 0; k < 2; k++) {
+            if (targets[k] != T_NONE) {
+                offsets[k] = p->label[targets[k]] - (i + 1);
+                if (offsets[k] < 0 || offsets[k] > 255) {
+                    return -1;
+                }
+            }
+        }
+        p->code[i].jt = (unsigned char) offsets[0];
+        p->code[i].jf = (unsigned char) offsets[1];
+    }
+    return 0;
+}
+
+#define LOAD(offset) ((struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (offset)))
+#define ARG_LOW(index) ((unsigned) (offsetof(struct seccomp_data, args) + 8 * (index)))
+
+static int build_filter(struct program *p, int what) {
+    memset(p, 0, sizeof *p);
+    /* Another ABI has other numbers; the jail's deny filter kills it, this one leaves it alone. */
+    emit(p, LOAD(offsetof(struct seccomp_data, arch)), T_NONE, T_NONE);
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_NATIVE_ARCH, 0, 0), T_NONE, T_ALLOW);
+    emit(p, LOAD(offsetof(struct seccomp_data, nr)), T_NONE, T_NONE);
+#if defined(__x86_64__)
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 0), T_ALLOW, T_NONE);
+#endif
+    for (int i = 0; i < SYSCALL_COUNT; i++) {
+        const struct audited *s = &SYSCALLS[i];
+        int exec = s->how == H_EXEC;
+        if (!(what & (exec ? AUDIT_EXEC : AUDIT_FILES))) {
+            continue;
+        }
+        enum target t = T_NOTIFY;
+        if (s->how == H_OPEN) {
+            t = s->flags == 1 ? T_OPEN_ARG1 : T_OPEN_ARG2;
+        }
+        emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned) s->nr, 0, 0), t, T_NONE);
+    }
+    label(p, T_ALLOW);
+    emit(p, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), T_NONE, T_NONE);
+    /* The flags are an int: the low half of the argument is all the kernel reads. */
+    label(p, T_OPEN_ARG1);
+    emit(p, LOAD(ARG_LOW(1)), T_NONE, T_NONE);
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW);
+    label(p, T_OPEN_ARG2);
+    emit(p, LOAD(ARG_LOW(2)), T_NONE, T_NONE);
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW);
+    label(p, T_NOTIFY);
+    emit(p, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF), T_NONE, T_NONE);
+    return finish(p);
+}
+
+static int send_fd(int channel, char byte, int fd) {
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    ssize_t sent;
+    do {
+        sent = sendmsg(channel, &msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent == 1 ? 0 : -1;
+}
+
+int audit_install(int channel, int what, const char **step) {
+    struct program p;
+    if (build_filter(&p, what) != 0) {
+        *step = "build the audit filter";
+        errno = E2BIG;
+        return -1;
+    }
+    struct sock_fprog prog = {.len = (unsigned short) p.length, .filter = p.code};
+    /* bwrap has set it already; without it an unprivileged process may not install a filter. */
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        *step = "set no_new_privs";
+        return -1;
+    }
+    int fd = (int) syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd < 0) {
+        *step = "install the audit filter";
+        return -1;
+    }
+    if (send_fd(channel, AUDIT_HANDOFF_BYTE, fd) != 0) {
+        *step = "send the audit descriptor to the host";
+        return -1;
+    }
+    close(fd);
+    char ack = 0;
+    ssize_t got;
+    do {
+        got = read(channel, &ack, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1 || ack != 0x06) {
+        if (got == 0) {
+            errno = ECONNABORTED;
+        } else if (got == 1) {
+            errno = EPROTO;
+        }
+        *step = "host did not acknowledge the audit descriptor";
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- host side: the supervisor ------------------------------------------------------------------------------------ */
+
+enum tag {
+    TAG_TID = 1,      /* the caller's thread id on the host */
+    TAG_PID = 2,      /* its pid inside the jail */
+    TAG_PPID = 3,     /* its parent's pid inside the jail */
+    TAG_UID = 4,      /* its kernel uid */
+    TAG_OP = 5,       /* the operation */
+    TAG_PATH = 6,     /* the path as given, or a descriptor's name */
+    TAG_TARGET = 7,   /* the target path as given (rename, link) or a symlink's text */
+    TAG_CWD = 8,      /* exec: the working directory */
+    TAG_ARG = 9,      /* exec: one argument (repeated) */
+    TAG_FLAGS = 10,   /* write: open flags in decimal */
+    TAG_RACY = 11,    /* the memory changed between two reads */
+    TAG_ARGV_CUT = 12,/* exec: arguments cut at the bound or unreadable */
+    TAG_BASE = 13,    /* the directory a relative path is joined to */
+    TAG_COUNT = 14,   /* 'D': events without a frame */
+    TAG_TIME = 15,    /* realtime, milliseconds since the epoch */
+    TAG_BASE2 = 16,   /* the directory a relative target is joined to */
+    TAG_SYSCALL = 17, /* the syscall's name */
+    TAG_RENAME = 18,  /* renameat2's flags in decimal */
+    TAG_VERSION = 19, /* 'H': the frame format's version */
+};
+
+struct frame {
+    unsigned char data[FRAME_BYTES];
+    size_t length;
+    int full;
+};
+
+static void frame_start(struct frame *f, char type) {
+    f->length = 5;
+    f->full = 0;
+    f->data[4] = (unsigned char) type;
+}
+
+static void field(struct frame *f, int tag, const void *value, size_t length) {
+    if (length > 0xffff) {
+        length = 0xffff;
+    }
+    if (f->length + 3 + length > sizeof f->data) {
+        f->full = 1;
+        return;
+    }
+    f->data[f->length] = (unsigned char) tag;
+    f->data[f->length + 1] = (unsigned char) (length & 0xff);
+    f->data[f->length + 2] = (unsigned char) (length >> 8);
+    memcpy(f->data + f->length + 3, value, length);
+    f->length += 3 + length;
+}
+
+static void field_text(struct frame *f, int tag, const char *text) {
+    field(f, tag, text, strlen(text));
+}
+
+static void field_number(struct frame *f, int tag, long long value) {
+    char text[32];
+    int n = snprintf(text, sizeof text, "%lld", value);
+    field(f, tag, text, (size_t) n);
+}
+
+static void frame_end(struct frame *f) {
+    uint32_t body = (uint32_t) (f->length - 4);
+    f->data[0] = (unsigned char) (body & 0xff);
+    f->data[1] = (unsigned char) ((body >> 8) & 0xff);
+    f->data[2] = (unsigned char) ((body >> 16) & 0xff);
+    f->data[3] = (unsigned char) (body >> 24);
+}
+
+/* The outgoing bytes: written at once when the socket takes them, else kept (bounded under open). */
+struct outbox {
+    int sock;
+    unsigned char *data;
+    size_t length;
+    size_t capacity;
+    int closed_mode;
+    int stall_ms;
+    unsigned long long dropped;
+};
+
+static long long now_ms(int clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Writes what the socket takes now; -1 when the launcher is gone. */
+static int flush_some(struct outbox *out) {
+    while (out->length > 0) {
+        ssize_t n = send(out->sock, out->data, out->length, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                return 0;
+            }
+            return -1;
+        }
+        memmove(out->data, out->data + n, out->length - (size_t) n);
+        out->length -= (size_t) n;
+    }
+    return 0;
+}
+
+/* Waits until everything is written, at most stall_ms; 1 when it timed out, -1 when the launcher is gone. */
+static int flush_all(struct outbox *out) {
+    long long deadline = now_ms(CLOCK_MONOTONIC) + out->stall_ms;
+    for (;;) {
+        if (flush_some(out) != 0) {
+            return -1;
+        }
+        if (out->length == 0) {
+            return 0;
+        }
+        long long left = deadline - now_ms(CLOCK_MONOTONIC);
+        if (left <= 0) {
+            return 1;
+        }
+        struct pollfd pfd = {.fd = out->sock, .events = POLLOUT};
+        int rc = poll(&pfd, 1, (int) left);
+        if (rc < 0 && errno != EINTR) {
+            return -1;
+        }
+        if (rc > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
+            return -1;
+        }
+    }
+}
+
+/* Adds a frame; returns 0, or 1 when it was dropped (open: the buffer is full). */
+static int enqueue(struct outbox *out, const struct frame *f) {
+    if (out->length + f->length > out->capacity) {
+        out->dropped++;
+        return 1;
+    }
+    memcpy(out->data + out->length, f->data, f->length);
+    out->length += f->length;
+    return 0;
+}
+
+/* ---- reading the caller --------------------------------------------------------------------------------------- */
+
+struct caller {
+    pid_t tid;
+    int mem; /* /proc/TID/mem, -1 until opened */
+    int racy;
+};
+
+static int open_mem(struct caller *c) {
+    if (c->mem >= 0) {
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int) c->tid);
+    c->mem = open(path, O_RDONLY | O_CLOEXEC);
+    return c->mem >= 0 ? 0 : -1;
+}
+
+/* Reads up to LEN bytes at ADDR a page at a time; returns how many were readable. */
+static size_t read_mem(struct caller *c, uint64_t addr, void *buf, size_t len) {
+    if (open_mem(c) != 0 || addr == 0) {
+        return 0;
+    }
+    size_t done = 0;
+    while (done < len) {
+        uint64_t at = addr + done;
+        size_t chunk = 4096 - (size_t) (at & 4095);
+        if (chunk > len - done) {
+            chunk = len - done;
+        }
+        ssize_t n = pread(c->mem, (char *) buf + done, chunk, (off_t) at);
+        if (n <= 0) {
+            break;
+        }
+        done += (size_t) n;
+    }
+    return done;
+}
+
+/* Reads a NUL-terminated string of at most CAP-1 bytes; returns its length, -1 when nothing was readable. Sets *cut
+ * when the string went on past the bound or into unreadable memory. */
+static long read_string_once(struct caller *c, uint64_t addr, char *out, size_t cap, int *cut) {
+    size_t done = 0;
+    *cut = 0;
+    if (addr == 0) {
+        return -1;
+    }
+    while (done < cap - 1) {
+        uint64_t at = addr + done;
+        size_t chunk = 4096 - (size_t) (at & 4095);
+        if (chunk > cap - 1 - done) {
+            chunk = cap - 1 - done;
+        }
+        size_t got = read_mem(c, at, out + done, chunk);
+        void *nul = memchr(out + done, '\0', got);
+        if (nul != NULL) {
+            return (long) ((char *) nul - out);
+        }
+        done += got;
+        if (got < chunk) {
+            out[done] = '\0';
+            *cut = 1;
+            return done == 0 ? -1 : (long) done;
+        }
+    }
+    out[done] = '\0';
+    *cut = 1;
+    return (long) done;
+}
+
+/* Reads the string twice: two different readings mark the event racy, and the later one is kept. */
+static long read_string(struct caller *c, uint64_t addr, char *out, size_t cap, int *cut) {
+    static char again[PATH_BYTES];
+    long first = read_string_once(c, addr, out, cap, cut);
+    if (first < 0 || cap > sizeof again) {
+        return first;
+    }
+    int cut2;
+    long second = read_string_once(c, addr, again, cap, &cut2);
+    if (second != first || memcmp(out, again, (size_t) first) != 0) {
+        c->racy = 1;
+        if (second >= 0) {
+            memcpy(out, again, (size_t) second + 1);
+            *cut = cut2;
+        }
+        return second;
+    }
+    return first;
+}
+
+static void readlink_proc(pid_t tid, const char *what, char *out, size_t cap) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int) tid, what);
+    ssize_t n = readlink(path, out, cap - 1);
+    if (n < 0) {
+        n = 0;
+    }
+    out[n] = '\0';
+}
+
+/* The directory a relative path of this call is joined to: the working directory or a descriptor's. */
+static void base_of(pid_t tid, int dirfd_arg, const struct seccomp_notif *req, char *out, size_t cap) {
+    int dirfd = dirfd_arg < 0 ? AT_FDCWD_VALUE : (int) req->data.args[dirfd_arg];
+    if (dirfd == AT_FDCWD_VALUE) {
+        readlink_proc(tid, "cwd", out, cap);
+    } else {
+        char what[32];
+        snprintf(what, sizeof what, "fd/%d", dirfd);
+        readlink_proc(tid, what, out, cap);
+    }
+}
+
+/* The pid inside the jail (the last NSpid field), the parent's host pid and the uid, from /proc/TID/status. */
+static void status_of(pid_t tid, long *nspid, long *ppid, long *uid) {
+    *nspid = -1;
+    *ppid = -1;
+    *uid = -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int) tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) {
+        return;
+    }
+    buf[n] = '\0';
+    for (char *line = buf; line != NULL && *line != '\0';) {
+        char *next = strchr(line, '\n');
+        if (next != NULL) {
+            *next++ = '\0';
+        }
+        if (strncmp(line, "PPid:", 5) == 0) {
+            *ppid = strtol(line + 5, NULL, 10);
+        } else if (strncmp(line, "Uid:", 4) == 0) {
+            *uid = strtol(line + 4, NULL, 10);
+        } else if (strncmp(line, "NSpid:", 6) == 0) {
+            char *last = strrchr(line, '\t');
+            *nspid = strtol(last != NULL ? last : line + 6, NULL, 10);
+        }
+        line = next;
+    }
+}
+
+static long jail_pid(pid_t host_pid) {
+    long nspid, ppid, uid;
+    status_of(host_pid, &nspid, &ppid, &uid);
+    return nspid;
+}
+
+/* A path argument; when there is none (a descriptor call, NULL, or "" with AT_EMPTY_PATH) the descriptor's name. */
+static void path_field(struct frame *f, struct caller *c, const struct seccomp_notif *req, int path_arg, int dirfd_arg,
+                       int fd_arg, int empty_ok, int tag, int base_tag) {
+    static char path[PATH_BYTES];
+    static char base[PATH_BYTES];
+    int cut = 0;
+    long length = -1;
+    if (path_arg >= 0) {
+        length = read_string(c, req->data.args[path_arg], path, sizeof path, &cut);
+        if (length > 0) {
+            field(f, tag, path, (size_t) length);
+            if (path[0] != '/') {
+                base_of(c->tid, dirfd_arg, req, base, sizeof base);
+                field_text(f, base_tag, base);
+            }
+            return;
+        }
+    }
+    int fd_index = fd_arg >= 0 ? fd_arg : (empty_ok ? dirfd_arg : -1);
+    if (fd_index >= 0) {
+        char what[32];
+        snprintf(what, sizeof what, "fd/%d", (int) req->data.args[fd_index]);
+        readlink_proc(c->tid, what, path, sizeof path);
+        field_text(f, tag, path[0] != '\0' ? path : "?");
+        return;
+    }
+    /* "" fails in the kernel (ENOENT); unreadable memory fails it with EFAULT: either way no file changes. */
+    field_text(f, tag, length == 0 ? "" : "?");
+}
+
+static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
+    int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
+    path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE);
+    static char cwd[PATH_BYTES];
+    readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
+    field_text(f, TAG_CWD, cwd);
+    long nspid, ppid, uid;
+    status_of(c->tid, &nspid, &ppid, &uid);
+    field_number(f, TAG_PID, nspid);
+    field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
+    field_number(f, TAG_UID, uid);
+    /* argv: the pointer array, then each string, within ARGV_BYTES in all; read twice, as paths are. */
+    static uint64_t pointers[MAX_ARGS + 1];
+    static uint64_t pointers2[MAX_ARGS + 1];
+    uint64_t argv = req->data.args[s->argv];
+    size_t got = read_mem(c, argv, pointers, sizeof pointers) / sizeof(uint64_t);
+    size_t got2 = read_mem(c, argv, pointers2, sizeof pointers2) / sizeof(uint64_t);
+    if (got2 != got || memcmp(pointers, pointers2, got * sizeof(uint64_t)) != 0) {
+        c->racy = 1;
+    }
+    int cut_any = argv != 0 && got == 0;
+    size_t budget = ARGV_BYTES;
+    static char arg[ARGV_BYTES];
+    for (size_t i = 0; i < got; i++) {
+        if (pointers[i] == 0) {
+            break;
+        }
+        if (i == MAX_ARGS || budget < 2) {
+            cut_any = 1;
+            break;
+        }
+        int cut = 0;
+        long length = read_string(c, pointers[i], arg, budget, &cut);
+        if (length < 0) {
+            cut_any = 1;
+            break;
+        }
+        field(f, TAG_ARG, arg, (size_t) length);
+        budget -= (size_t) length + 1;
+        cut_any |= cut;
+        if (i + 1 == got) {
+            cut_any = 1; /* no NULL within the readable pointers */
+        }
+    }
+    if (cut_any || f->full) {
+        field_text(f, TAG_ARGV_CUT, "1");
+    }
+}
+
+static void file_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
+    long nspid, ppid, uid;
+    status_of(c->tid, &nspid, &ppid, &uid);
+    field_number(f, TAG_PID, nspid);
+    const char *op = s->op;
+    int empty_ok = 0;
+    if (s->nr == __NR_unlinkat && (req->data.args[2] & AT_REMOVEDIR_VALUE)) {
+        op = "rmdir";
+    }
+    if (s->how == H_OPEN) {
+        field_number(f, TAG_FLAGS, (long long) (unsigned) req->data.args[s->flags]);
+    } else if (s->nr == __NR_renameat2) {
+        field_number(f, TAG_RENAME, (long long) (unsigned) req->data.args[4]);
+    } else if (s->flags >= 0) {
+        empty_ok = (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE) != 0;
+    }
+#ifdef __NR_creat
+    if (s->nr == __NR_creat) {
+        field_number(f, TAG_FLAGS, O_WRONLY | O_CREAT | O_TRUNC);
+    }
+#endif
+    if (s->nr == __NR_utimensat && req->data.args[1] == 0) {
+        empty_ok = 1;
+    }
+    field_text(f, TAG_OP, op);
+    path_field(f, c, req, s->path, s->dirfd, s->fd, empty_ok, TAG_PATH, TAG_BASE);
+    if (s->how == H_TWO) {
+        path_field(f, c, req, s->path2, s->dirfd2, -1, 0, TAG_TARGET, TAG_BASE2);
+    } else if (s->how == H_SYMLINK) {
+        static char text[PATH_BYTES];
+        int cut = 0;
+        long length = read_string(c, req->data.args[s->path2], text, sizeof text, &cut);
+        field(f, TAG_TARGET, text, length < 0 ? 0 : (size_t) length);
+    }
+}
+
+/* openat2's flags are in memory: an open that writes nothing needs no frame. */
+static int openat2_writes(struct caller *c, const struct seccomp_notif *req, unsigned long long *flags) {
+    uint64_t how[1] = {0};
+    if (read_mem(c, req->data.args[2], how, sizeof how) != sizeof how) {
+        return 1; /* unreadable: recorded, as the kernel will fail it or read what we could not */
+    }
+    *flags = how[0];
+    return (how[0] & WRITE_FLAGS) != 0;
+}
+
+static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp) {
+    resp->id = req->id;
+    resp->val = 0;
+    resp->error = 0;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    for (;;) {
+        if (ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0) {
+            return 0;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        /* ENOENT: the caller was interrupted or died meanwhile; nothing waits for this answer. */
+        return errno == ENOENT ? 0 : -1;
+    }
+}
+
+struct supervisor {
+    int notify;
+    struct outbox out;
+    int pass_through;
+    unsigned long long passed; /* events answered without a frame (pass-through) */
+    long long last_report_ms;
+};
+
+/* One notification: its frame (unless pass-through), then the answer. Returns 0, 1 when the launcher stalled, -1
+ * when it is gone. */
+static int handle(struct supervisor *sv, struct seccomp_notif *req, struct seccomp_notif_resp *resp) {
+    static struct frame f;
+    const struct audited *s = audited(req->data.nr);
+    if (sv->pass_through || s == NULL) {
+        sv->passed++;
+        return respond(sv->notify, req, resp) == 0 ? 0 : -1;
+    }
+    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .racy = 0};
+    unsigned long long flags2 = 0;
+    int wanted = 1;
+    if (s->how == H_OPENAT2) {
+        wanted = openat2_writes(&c, req, &flags2);
+    }
+    if (wanted) {
+        frame_start(&f, s->how == H_EXEC ? 'E' : 'F');
+        field_number(&f, TAG_TIME, now_ms(CLOCK_REALTIME));
+        field_number(&f, TAG_TID, req->pid);
+        field_text(&f, TAG_SYSCALL, s->name);
+        if (s->how == H_EXEC) {
+            exec_fields(&f, &c, s, req);
+        } else {
+            file_fields(&f, &c, s, req);
+            if (s->how == H_OPENAT2) {
+                field_number(&f, TAG_FLAGS, (long long) (unsigned) flags2);
+            }
+        }
+        if (c.racy) {
+            field_text(&f, TAG_RACY, "1");
+        }
+        frame_end(&f);
+    }
+    if (c.mem >= 0) {
+        close(c.mem);
+    }
+    /* Read from the right process? A pid taken over after the caller died leaves the id invalid. */
+    int valid = ioctl(sv->notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+    if (wanted && valid) {
+        if (enqueue(&sv->out, &f) != 0 && sv->out.closed_mode) {
+            return 1;
+        }
+        if (sv->out.closed_mode) {
+            int rc = flush_all(&sv->out);
+            if (rc != 0) {
+                return rc;
+            }
+        } else if (flush_some(&sv->out) != 0) {
+            return -1;
+        }
+    }
+    if (respond(sv->notify, req, resp) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Frames the count of events answered without one: pass-through events, and frames dropped under open. */
+static int report_unrecorded(struct supervisor *sv, int force) {
+    long long now = now_ms(CLOCK_MONOTONIC);
+    unsigned long long count = sv->passed + sv->out.dropped;
+    if (count == 0 || (!force && now - sv->last_report_ms < 1000)) {
+        return 0;
+    }
+    struct frame f;
+    frame_start(&f, 'D');
+    field_number(&f, TAG_TIME, now_ms(CLOCK_REALTIME));
+    field_number(&f, TAG_COUNT, (long long) count);
+    frame_end(&f);
+    /* Room is kept for it: a count must not be lost to the buffer it counts. */
+    if (sv->out.length + f.length <= sv->out.capacity + FRAME_BYTES) {
+        memcpy(sv->out.data + sv->out.length, f.data, f.length);
+        sv->out.length += f.length;
+        sv->passed = 0;
+        sv->out.dropped = 0;
+    }
+    sv->last_report_ms = now;
+    return flush_some(&sv->out);
+}
+
+static int receive_fd(int sock, char expected) {
+    char byte = 0;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+    ssize_t n;
+    do {
+        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    struct cmsghdr *cmsg = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (cmsg == NULL || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS
+            || cmsg->cmsg_len != CMSG_LEN(sizeof(int)) || byte != expected) {
+        errno = n < 0 ? errno : EPROTO;
+        return -1;
+    }
+    int fd;
+    memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
+    return fd;
+}
+
+static void die(int code, const char *what) {
+    fprintf(stderr, "agentjail-init: supervise: %s: %s\n", what, strerror(errno));
+    _exit(code);
+}
+
+/* Exit codes of supervise, kept in sync with dev.agentjail.jail.audit.Supervisor. */
+enum {
+    SUPERVISE_DONE = 0,    /* the jail ended (every process the filter applies to is gone) */
+    SUPERVISE_GONE = 2,    /* the launcher closed its socket */
+    SUPERVISE_STALLED = 3, /* closed: the launcher took no frame within --stall-seconds */
+    SUPERVISE_FAILED = 4,  /* a syscall of the supervisor's own failed */
+    SUPERVISE_USAGE = 5,
+};
+
+int audit_supervise(int argc, char **argv) {
+    const char *connect_path = NULL;
+    int closed_mode = 1;
+    int stall_seconds = 30;
+    int pass_through = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc) {
+            connect_path = argv[++i];
+        } else if (strcmp(argv[i], "--failure") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "closed") == 0) {
+                closed_mode = 1;
+            } else if (strcmp(argv[i], "open") == 0) {
+                closed_mode = 0;
+            } else {
+                errno = EINVAL;
+                die(SUPERVISE_USAGE, "--failure takes closed or open");
+            }
+        } else if (strcmp(argv[i], "--stall-seconds") == 0 && i + 1 < argc) {
+            stall_seconds = atoi(argv[++i]);
+            if (stall_seconds < 1 || stall_seconds > 3600) {
+                errno = EINVAL;
+                die(SUPERVISE_USAGE, "--stall-seconds takes 1 to 3600");
+            }
+        } else if (strcmp(argv[i], "--pass-through") == 0) {
+            pass_through = 1;
+        } else {
+            errno = EINVAL;
+            die(SUPERVISE_USAGE, "usage: supervise --connect SOCKET [--failure closed|open] [--stall-seconds N]"
+                                 " [--pass-through]");
+        }
+    }
+    if (connect_path == NULL) {
+        errno = EINVAL;
+        die(SUPERVISE_USAGE, "--connect is required");
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(connect_path) >= sizeof addr.sun_path) {
+        errno = ENAMETOOLONG;
+        die(SUPERVISE_USAGE, "socket path");
+    }
+    strcpy(addr.sun_path, connect_path);
+    int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0 || connect(sock, (struct sockaddr *) &addr, sizeof addr) != 0) {
+        die(SUPERVISE_FAILED, "connect to the launcher");
+    }
+    int notify = receive_fd(sock, AUDIT_SUPERVISOR_BYTE);
+    if (notify < 0) {
+        die(SUPERVISE_FAILED, "receive the notification descriptor");
+    }
+    struct seccomp_notif_sizes sizes;
+    if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
+        die(SUPERVISE_FAILED, "seccomp notification sizes");
+    }
+    size_t req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif
+                                                                          : sizeof(struct seccomp_notif);
+    size_t resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+                               ? sizes.seccomp_notif_resp
+                               : sizeof(struct seccomp_notif_resp);
+    struct seccomp_notif *req = malloc(req_size);
+    struct seccomp_notif_resp *resp = malloc(resp_size);
+    struct supervisor sv = {
+        .notify = notify,
+        .out = {.sock = sock,
+                .data = malloc(OPEN_BUFFER_BYTES + 2 * FRAME_BYTES),
+                .capacity = OPEN_BUFFER_BYTES,
+                .closed_mode = closed_mode,
+                .stall_ms = stall_seconds * 1000},
+        .pass_through = pass_through,
+        .last_report_ms = now_ms(CLOCK_MONOTONIC),
+    };
+    if (req == NULL || resp == NULL || sv.out.data == NULL) {
+        die(SUPERVISE_FAILED, "memory");
+    }
+    struct frame hello;
+    frame_start(&hello, 'H');
+    field_text(&hello, TAG_VERSION, "1");
+    frame_end(&hello);
+    enqueue(&sv.out, &hello);
+    if (flush_all(&sv.out) != 0) {
+        die(SUPERVISE_GONE, "greet the launcher");
+    }
+    for (;;) {
+        struct pollfd fds[2] = {
+            {.fd = notify, .events = POLLIN},
+            {.fd = sock, .events = POLLIN | (sv.out.length > 0 ? POLLOUT : 0)},
+        };
+        int rc = poll(fds, 2, 1000);
+        if (rc < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            die(SUPERVISE_FAILED, "poll");
+        }
+        if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+            char byte;
+            ssize_t n = recv(sock, &byte, 1, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                errno = ECONNRESET;
+                die(SUPERVISE_GONE, "the launcher closed the audit socket");
+            }
+        }
+        if (fds[1].revents & POLLOUT) {
+            if (flush_some(&sv.out) != 0) {
+                die(SUPERVISE_GONE, "write to the launcher");
+            }
+        }
+        if (fds[0].revents & POLLIN) {
+            memset(req, 0, req_size);
+            if (ioctl(notify, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
+                if (errno == EINTR || errno == ENOENT) {
+                    continue;
+                }
+                die(SUPERVISE_FAILED, "receive a notification");
+            }
+            memset(resp, 0, resp_size);
+            int handled = handle(&sv, req, resp);
+            if (handled == 1) {
+                errno = ETIMEDOUT;
+                die(SUPERVISE_STALLED, "the launcher took no audit frame within the stall bound");
+            }
+            if (handled < 0) {
+                die(SUPERVISE_GONE, "hand an event to the launcher");
+            }
+        } else if (fds[0].revents & (POLLHUP | POLLERR)) {
+            /* Every process under the filter has exited: the jail is over. */
+            report_unrecorded(&sv, 1);
+            flush_all(&sv.out);
+            return SUPERVISE_DONE;
+        }
+        if (report_unrecorded(&sv, 0) != 0) {
+            die(SUPERVISE_GONE, "write to the launcher");
+        }
+    }
+}
