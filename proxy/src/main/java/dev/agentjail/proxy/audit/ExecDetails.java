@@ -11,7 +11,14 @@ import java.util.Objects;
  * read, so the path or arguments may not be what the kernel executed.
  */
 public record ExecDetails(
-        String path, List<String> argv, boolean argvTruncated, String cwd, int pid, int ppid, long uid, long count,
+        String path,
+        List<String> argv,
+        boolean argvTruncated,
+        String cwd,
+        int pid,
+        int ppid,
+        long uid,
+        long count,
         boolean racy) {
 
     /** The most argument characters a record keeps, all arguments together; the rest is cut and flagged. */

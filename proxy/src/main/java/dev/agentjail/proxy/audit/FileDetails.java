@@ -16,8 +16,19 @@ public record FileDetails(
 
     /** Every operation a record names. */
     public static final Set<String> OPERATIONS = Set.of(
-            "write", "unlink", "rmdir", "rename", "mkdir", "link", "symlink", "truncate", "chmod", "chown", "utime",
-            "mknod", "xattr");
+            "write",
+            "unlink",
+            "rmdir",
+            "rename",
+            "mkdir",
+            "link",
+            "symlink",
+            "truncate",
+            "chmod",
+            "chown",
+            "utime",
+            "mknod",
+            "xattr");
 
     public FileDetails {
         Objects.requireNonNull(op, "op");
