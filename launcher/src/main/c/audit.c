@@ -4,7 +4,7 @@
  *
  *   agentjail-init supervise --connect SOCKET [--failure closed|open] [--stall-seconds N] [--pass-through]
  *     On the host, as the jail's user: connect to the launcher's SOCKET, receive the notification descriptor (one
- *     byte 'N' with SCM_RIGHTS), then answer every notification with "go on" after handing one frame per event to
+ *     byte with SCM_RIGHTS), then answer every notification with "go on" after handing one frame per event to
  *     the launcher. Frames: u32 length (little-endian, of what follows), u8 type, then fields (u8 tag, u16 length
  *     little-endian, bytes). Types: 'E' exec, 'F' file, 'D' events let go on without a frame (count), 'H' hello.
  *     --failure closed (the default): an event's frame is written to the socket before its syscall goes on; a
@@ -208,7 +208,8 @@ static const struct audited *audited(long nr) {
 
 /* ---- jail side: the filter ---------------------------------------------------------------------------------------- */
 
-enum target { T_NONE, T_NOTIFY, T_ALLOW, T_OPEN_ARG1, T_OPEN_ARG2 };
+/* Jumps go forward only: the open checks after the first ALLOW end at a second one. */
+enum target { T_NONE, T_NOTIFY, T_ALLOW, T_OPEN_ARG1, T_OPEN_ARG2, T_ALLOW_END };
 
 struct program {
     struct sock_filter code[256];
@@ -279,12 +280,14 @@ static int build_filter(struct program *p, int what) {
     /* The flags are an int: the low half of the argument is all the kernel reads. */
     label(p, T_OPEN_ARG1);
     emit(p, LOAD(ARG_LOW(1)), T_NONE, T_NONE);
-    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW);
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW_END);
     label(p, T_OPEN_ARG2);
     emit(p, LOAD(ARG_LOW(2)), T_NONE, T_NONE);
-    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW);
+    emit(p, (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, WRITE_FLAGS, 0, 0), T_NOTIFY, T_ALLOW_END);
     label(p, T_NOTIFY);
     emit(p, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF), T_NONE, T_NONE);
+    label(p, T_ALLOW_END);
+    emit(p, (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), T_NONE, T_NONE);
     return finish(p);
 }
 
@@ -630,8 +633,10 @@ static void status_of(pid_t tid, long *nspid, long *ppid, long *uid) {
         } else if (strncmp(line, "Uid:", 4) == 0) {
             *uid = strtol(line + 4, NULL, 10);
         } else if (strncmp(line, "NSpid:", 6) == 0) {
+            /* One number only: a process of the host (the jail's first process's parent), not of the jail. */
+            char *first = strchr(line, '\t');
             char *last = strrchr(line, '\t');
-            *nspid = strtol(last != NULL ? last : line + 6, NULL, 10);
+            *nspid = first != NULL && last != first ? strtol(last, NULL, 10) : 0;
         }
         line = next;
     }
@@ -873,7 +878,8 @@ static int report_unrecorded(struct supervisor *sv, int force) {
     return flush_some(&sv->out);
 }
 
-static int receive_fd(int sock, char expected) {
+/* One descriptor with one byte of any value (Netty sends its own). */
+static int receive_fd(int sock) {
     char byte = 0;
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
@@ -889,7 +895,7 @@ static int receive_fd(int sock, char expected) {
     } while (n < 0 && errno == EINTR);
     struct cmsghdr *cmsg = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
     if (cmsg == NULL || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS
-            || cmsg->cmsg_len != CMSG_LEN(sizeof(int)) || byte != expected) {
+            || cmsg->cmsg_len != CMSG_LEN(sizeof(int))) {
         errno = n < 0 ? errno : EPROTO;
         return -1;
     }
@@ -959,9 +965,27 @@ int audit_supervise(int argc, char **argv) {
     if (sock < 0 || connect(sock, (struct sockaddr *) &addr, sizeof addr) != 0) {
         die(SUPERVISE_FAILED, "connect to the launcher");
     }
-    int notify = receive_fd(sock, AUDIT_SUPERVISOR_BYTE);
+    /* Hello first: the launcher hands the descriptor over once it knows who is listening. */
+    static struct frame hello;
+    frame_start(&hello, 'H');
+    field_text(&hello, TAG_VERSION, "1");
+    frame_end(&hello);
+    for (size_t sent = 0; sent < hello.length;) {
+        ssize_t n = send(sock, hello.data + sent, hello.length - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            die(SUPERVISE_GONE, "greet the launcher");
+        }
+        sent += (size_t) n;
+    }
+    int notify = receive_fd(sock);
     if (notify < 0) {
-        die(SUPERVISE_FAILED, "receive the notification descriptor");
+        if (errno == 0) {
+            errno = ECONNRESET;
+        }
+        die(SUPERVISE_GONE, "receive the notification descriptor");
     }
     struct seccomp_notif_sizes sizes;
     if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
@@ -986,14 +1010,6 @@ int audit_supervise(int argc, char **argv) {
     };
     if (req == NULL || resp == NULL || sv.out.data == NULL) {
         die(SUPERVISE_FAILED, "memory");
-    }
-    struct frame hello;
-    frame_start(&hello, 'H');
-    field_text(&hello, TAG_VERSION, "1");
-    frame_end(&hello);
-    enqueue(&sv.out, &hello);
-    if (flush_all(&sv.out) != 0) {
-        die(SUPERVISE_GONE, "greet the launcher");
     }
     for (;;) {
         struct pollfd fds[2] = {

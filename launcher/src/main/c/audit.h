@@ -19,9 +19,6 @@
 /* The byte that goes with the notification descriptor on the hand-off socket (listeners go with 'L'). */
 #define AUDIT_HANDOFF_BYTE 'S'
 
-/* The byte the launcher sends with the descriptor to the supervisor. */
-#define AUDIT_SUPERVISOR_BYTE 'N'
-
 /* Parses "exec", "files", "exec,files" or "none"; -1 for anything else. */
 int audit_parse(const char *text);
 

@@ -3,6 +3,7 @@ package dev.agentjail.cli;
 import dev.agentjail.proxy.ProxyConfig;
 import dev.agentjail.proxy.ProxyServer;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
+import dev.agentjail.proxy.handoff.NotifierSink;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.CancellationException;
@@ -28,11 +29,16 @@ final class ProxyStart implements AutoCloseable {
 
     /** Starts building the proxy for {@code config} and listening for the hand-off at {@code handoffSocket}. */
     static ProxyStart begin(ProxyConfig config, Path handoffSocket, int port) {
+        return begin(config, handoffSocket, port, null);
+    }
+
+    /** As above for a jail that audits: its seccomp notifier goes to {@code notifiers}. */
+    static ProxyStart begin(ProxyConfig config, Path handoffSocket, int port, NotifierSink notifiers) {
         CompletableFuture<Running> running = new CompletableFuture<>();
         Thread thread = new Thread(
                 () -> {
                     try {
-                        running.complete(start(config, handoffSocket, port));
+                        running.complete(start(config, handoffSocket, port, notifiers));
                     } catch (Throwable e) {
                         running.completeExceptionally(e);
                     }
@@ -43,10 +49,11 @@ final class ProxyStart implements AutoCloseable {
         return new ProxyStart(running);
     }
 
-    private static Running start(ProxyConfig config, Path handoffSocket, int port) throws Exception {
+    private static Running start(ProxyConfig config, Path handoffSocket, int port, NotifierSink notifiers)
+            throws Exception {
         ProxyServer server = new ProxyServer(config);
         try {
-            return new Running(server, server.acceptHandoff(handoffSocket, port));
+            return new Running(server, server.acceptHandoff(handoffSocket, port, notifiers));
         } catch (Exception | Error e) {
             server.close();
             throw e;

@@ -2,6 +2,7 @@ package dev.agentjail.cli;
 
 import dev.agentjail.jail.Access;
 import dev.agentjail.jail.AgentInstall;
+import dev.agentjail.jail.AuditScope;
 import dev.agentjail.jail.Bind;
 import dev.agentjail.jail.BindSources;
 import dev.agentjail.jail.BwrapCommand;
@@ -36,6 +37,7 @@ import dev.agentjail.jail.StateDirs;
 import dev.agentjail.jail.SurfaceReview;
 import dev.agentjail.jail.TrustFiles;
 import dev.agentjail.jail.UnnamedLinkException;
+import dev.agentjail.jail.audit.ExecFileAudit;
 import dev.agentjail.policy.CredentialPaths;
 import dev.agentjail.policy.HostPath;
 import dev.agentjail.policy.IoErrors;
@@ -52,6 +54,7 @@ import dev.agentjail.proxy.audit.FileAuditLog;
 import dev.agentjail.proxy.audit.SessionDetails;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
 import dev.agentjail.proxy.http.HttpLimits;
+import dev.agentjail.proxy.inspect.Inspector;
 import dev.agentjail.proxy.mcp.host.HostEndpoints;
 import dev.agentjail.proxy.net.SystemResolver;
 import java.io.IOException;
@@ -85,6 +88,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Session {
     private static final int SECCOMP_FD = 3;
+    /** How long the audit supervisor waits for the launcher to take a frame before it gives up (closed). */
+    private static final int AUDIT_STALL_SECONDS = 30;
+
     private static final String PRESET_SOURCE = "preset:";
     private static final int STATUS_FD = 4;
     /** How long after the jail starts interception warms up: short commands are over by then. */
@@ -103,6 +109,11 @@ final class Session {
     private final Map<String, String> hostEnv = System.getenv();
     private final String id = Sessions.newId();
     private CountingAuditSink audit;
+    /** The exec and file audit of the running jail; null when the policy turns both off. */
+    private volatile ExecFileAudit execAudit;
+    /** Set once a failed audit stops the jail (audit.failure: closed). */
+    private volatile boolean auditStop;
+
     private boolean startRecorded;
 
     Session(
@@ -250,7 +261,16 @@ final class Session {
                         policy.mcp(),
                         hostEnv),
                 handoffSocket,
-                port);
+                port,
+                auditScope(policy) == AuditScope.NONE
+                        ? null
+                        : fd -> {
+                            ExecFileAudit taker = execAudit;
+                            if (taker == null) {
+                                throw new IOException("a seccomp notifier arrived before the audit was ready");
+                            }
+                            taker.accept(fd);
+                        });
         SessionLimits sessionLimits = null;
         OomWatch oomWatch = null;
         List<ProtectedPath> protectedPaths = List.of();
@@ -444,7 +464,8 @@ final class Session {
                     OptionalInt.of(STATUS_FD),
                     PreStart.wrap(policy.jail().preStart(), command),
                     HostDevices.find(policy.jail().devices()),
-                    links);
+                    links,
+                    auditScope(policy));
             refuseVisibleCa(spec, inspection.authority().directory());
             refuseVisibleTrustStore(spec, LoadedPolicy.trustStore(hostEnv));
             // What the jail can write through, read back once from the argv (see refuseWritable).
@@ -517,6 +538,25 @@ final class Session {
             }
             ProxyStart.Running running = proxy.await();
             StartupTrace.mark("proxy listening");
+            if (auditScope(policy) != AuditScope.NONE) {
+                execAudit = ExecFileAudit.start(
+                        new ExecFileAudit.Settings(
+                                auditScope(policy),
+                                policy.audit().failClosed(),
+                                AUDIT_STALL_SECONDS,
+                                spec.initBinary(),
+                                hostUser.map(u -> new int[] {insideUid, insideGid}),
+                                hostUser.map(HostUser::uid).orElse(uid),
+                                project,
+                                jailHome),
+                        handoffSocket.getParent(),
+                        id,
+                        Inspector.of(inspection.inspection()).redactor(),
+                        audit,
+                        err,
+                        () -> auditStop = true);
+                StartupTrace.mark("audit supervisor connected");
+            }
             record(AuditRecord.builder()
                     .kind(AuditRecord.KIND_SESSION_START)
                     .ts(Instant.now())
@@ -581,6 +621,10 @@ final class Session {
                 findings.addAll(reviewSurfaces(review, surfaces));
             }
             StartupTrace.mark("jail exited");
+            ExecFileAudit.Activity activity = null;
+            if (execAudit != null) {
+                activity = execAudit.finish();
+            }
             // The proxy closes first: every connection the jail left open ends, and each exchange and tunnel writes its
             // record, so the session-end record comes last and its counts are the log's.
             try {
@@ -601,7 +645,18 @@ final class Session {
                                             audit.requests(),
                                             audit.denials(),
                                             bounded(findings))
-                                    .withLimits(sessionLimits.enforced(), limitHits))
+                                    .withLimits(sessionLimits.enforced(), limitHits)
+                                    .withActivity(
+                                            activity == null
+                                                            || !auditScope(loaded.policy())
+                                                                    .exec()
+                                                    ? null
+                                                    : activity.programs(),
+                                            activity == null
+                                                            || !auditScope(loaded.policy())
+                                                                    .files()
+                                                    ? null
+                                                    : activity.filesChanged()))
                             .build());
                 }
             } catch (RuntimeException e) {
@@ -618,7 +673,7 @@ final class Session {
             SessionDirs.delete(sessionDir);
             if (startRecorded) {
                 // A session refused before its start record is in no log: its id would lead nowhere.
-                SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials());
+                SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials()); // SUMMARY7
             }
             err.flush();
             StartupTrace.mark("session closed");
@@ -637,7 +692,17 @@ final class Session {
         SignalForwarder signals =
                 SignalForwarder.install(statusFile, loaded.policy().jail().newSession());
         try {
-            boolean finished = bwrap.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            boolean finished = false;
+            // In steps: a failed audit under audit.failure: closed stops the jail as the timeout does.
+            while (!finished && !auditStop && System.nanoTime() < deadline) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                finished = bwrap.waitFor(Math.max(1, Math.min(left, 200)), TimeUnit.MILLISECONDS);
+            }
+            if (!finished && auditStop) {
+                bwrap.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                return ExitCodes.FAILURE;
+            }
             if (!finished) {
                 err.println("agentjail: session timed out after " + Durations.format(timeout) + "; stopping the jail");
                 err.flush();
@@ -658,6 +723,11 @@ final class Session {
             err.println("agentjail: the jail's proxy socket was not handed over; see the message above");
         }
         return status.exitCode().orElse(code);
+    }
+
+    /** What the policy asks the jail's audit to be told of. */
+    private static AuditScope auditScope(Policy policy) {
+        return AuditScope.of(policy.audit().exec(), policy.audit().files());
     }
 
     private void record(AuditRecord record) {

@@ -62,7 +62,14 @@ public final class BwrapCommand {
 
     /** What bwrap executes inside the jail: agentjail-init in jail mode, followed by the agent's argv. */
     public static List<String> command(JailSpec spec) {
-        return InitCommand.jail(JailPaths.INIT, spec.port(), JailPaths.HANDOFF_SOCKET, spec.limits(), spec.command());
+        return InitCommand.jail(
+                JailPaths.INIT,
+                spec.port(),
+                JailPaths.HANDOFF_SOCKET,
+                spec.audit(),
+                spec.seccompFd(),
+                spec.limits(),
+                spec.command());
     }
 
     /**
@@ -101,7 +108,8 @@ public final class BwrapCommand {
     private static List<String> options(JailSpec spec, Args args) {
         namespaces(spec, args);
         environment(spec, args);
-        args.add("--seccomp", Integer.toString(spec.seccompFd()));
+        // No --seccomp: agentjail-init loads the deny filter itself, after the audit's notifying one, which the deny
+        // filter would refuse (it refuses every filter with a listener).
         spec.statusFd().ifPresent(fd -> args.add("--json-status-fd", Integer.toString(fd)));
         system(spec, args);
         scratch(spec, args);

@@ -40,10 +40,11 @@ public final class InitCommand {
     }
 
     /**
-     * {@code init jail --port P --handoff S --nofile N --nproc N --as N --fsize N -- command...}: run inside the
-     * jail as bwrap's command.
+     * {@code init jail --port P --handoff S --audit A --seccomp-fd F --nofile N --nproc N --as N --fsize N --
+     * command...}: run inside the jail as bwrap's command.
      */
-    public static List<String> jail(Path init, int port, Path handoff, Limits limits, List<String> command) {
+    public static List<String> jail(
+            Path init, int port, Path handoff, AuditScope audit, int seccompFd, Limits limits, List<String> command) {
         List<String> argv = new ArrayList<>(List.of(
                 init.toString(),
                 "jail",
@@ -51,6 +52,10 @@ public final class InitCommand {
                 Integer.toString(port),
                 "--handoff",
                 handoff.toString(),
+                "--audit",
+                audit.initArgument(),
+                "--seccomp-fd",
+                Integer.toString(seccompFd),
                 "--nofile",
                 Limits.initArgument(limits.openFiles()),
                 "--nproc",

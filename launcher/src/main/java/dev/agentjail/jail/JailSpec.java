@@ -37,7 +37,8 @@ import java.util.regex.Pattern;
  *     empty for a jail that trusts only the system roots
  * @param limits rlimits and tmpfs sizes
  * @param identity the uid/gid inside; empty keeps the caller's own ids (see {@link Identity#forOutsideUid})
- * @param seccompFd the descriptor bwrap reads the seccomp program from ({@code --seccomp})
+ * @param seccompFd the descriptor agentjail-init reads the jail's deny filter from ({@code --seccomp-fd}); bwrap
+ *     passes it through
  * @param statusFd where bwrap writes its JSON status ({@code --json-status-fd}), which tells a bwrap setup error
  *     apart from the agent's own exit code; empty for none
  * @param command the agent's argv
@@ -45,6 +46,7 @@ import java.util.regex.Pattern;
  *     access at the same path under the jail's minimal /dev; only paths under /dev
  * @param links symbolic links made in the jail after the binds, where nothing is bound (the agent's program where
  *     the jail's PATH finds it, see {@link AgentInstall})
+ * @param audit what agentjail-init's notifying filter reports to the host's audit supervisor
  */
 public record JailSpec(
         Path bwrap,
@@ -69,7 +71,8 @@ public record JailSpec(
         OptionalInt statusFd,
         List<String> command,
         List<Path> devices,
-        List<AgentInstall.Link> links) {
+        List<AgentInstall.Link> links,
+        AuditScope audit) {
     private static final Pattern HOSTNAME = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -81,13 +84,14 @@ public record JailSpec(
         JailPaths.absolute(handoffSocket, "hand-off socket");
         maskedFiles.forEach(p -> JailPaths.absolute(p, "masked file"));
         if (hostLayout == null
+                || audit == null
                 || sessionFiles == null
                 || trust == null
                 || limits == null
                 || identity == null
                 || statusFd == null) {
             throw new IllegalArgumentException(
-                    "hostLayout, sessionFiles, trust, limits, identity and statusFd are required");
+                    "hostLayout, sessionFiles, trust, limits, identity, statusFd and audit are required");
         }
         // The project is bound read-write over the tmpfs home; containing the home would undo the home's emptiness.
         if (project.getNameCount() == 0 || home.startsWith(project)) {
@@ -177,7 +181,8 @@ public record JailSpec(
                 statusFd,
                 command,
                 devices,
-                List.of());
+                List.of(),
+                AuditScope.NONE);
     }
 
     private static SortedMap<String, String> copyEnv(Map<String, String> env) {

@@ -83,8 +83,6 @@ class BwrapCommandTest {
                         "--setenv",
                         "PATH",
                         "/usr/bin:/bin",
-                        "--seccomp",
-                        "3",
                         "--ro-bind-try",
                         "/usr",
                         "/usr",
@@ -214,8 +212,6 @@ class BwrapCommandTest {
                 "--setenv",
                 "TERM",
                 "xterm",
-                "--seccomp",
-                "3",
                 "--json-status-fd",
                 "5",
                 "--ro-bind-try",
@@ -305,7 +301,13 @@ class BwrapCommandTest {
                 "/home/u/p",
                 "--"));
         expected.addAll(InitCommand.jail(
-                JailPaths.INIT, 40000, JailPaths.HANDOFF_SOCKET, LIMITS, List.of("sh", "-c", "exit 7")));
+                JailPaths.INIT,
+                40000,
+                JailPaths.HANDOFF_SOCKET,
+                AuditScope.NONE,
+                3,
+                LIMITS,
+                List.of("sh", "-c", "exit 7")));
         assertEquals(expected, BwrapCommand.argv(spec));
         int separator = expected.indexOf("--");
         assertEquals(expected.subList(1, separator), BwrapCommand.options(spec));

@@ -23,6 +23,10 @@ class InitCommandTest {
                         "3128",
                         "--handoff",
                         "/run/agentjail/handoff.sock",
+                        "--audit",
+                        "exec,files",
+                        "--seccomp-fd",
+                        "3",
                         "--nofile",
                         "100",
                         "--nproc",
@@ -35,7 +39,13 @@ class InitCommandTest {
                         "claude",
                         "--resume"),
                 InitCommand.jail(
-                        JailPaths.INIT, 3128, JailPaths.HANDOFF_SOCKET, limits, List.of("claude", "--resume")));
+                        JailPaths.INIT,
+                        3128,
+                        JailPaths.HANDOFF_SOCKET,
+                        AuditScope.EXEC_AND_FILES,
+                        3,
+                        limits,
+                        List.of("claude", "--resume")));
     }
 
     @Test

@@ -8,7 +8,7 @@ import org.yaml.snakeyaml.nodes.Node;
 
 /** Reads the {@code audit} section of a policy into {@link AuditSettings}. */
 final class AuditSection {
-    static final Set<String> KEYS = Set.of("log", "format");
+    static final Set<String> KEYS = Set.of("log", "format", "exec", "files", "failure");
 
     private final YamlNodes nodes;
     private final PolicyFiles files;
@@ -34,6 +34,34 @@ final class AuditSection {
                                 + " (the log is always jsonl; agentjail log export writes ecs and ocsf)");
             }
         }
-        return new AuditSettings(log, format);
+        boolean exec = onOff(entries.get("exec"), "audit.exec");
+        boolean files = onOff(entries.get("files"), "audit.files");
+        boolean failClosed = true;
+        Node failure = entries.get("failure");
+        if (failure != null) {
+            String text = nodes.string(failure, "audit.failure");
+            if (!text.equals("closed") && !text.equals("open")) {
+                throw nodes.error(
+                        failure,
+                        "audit.failure",
+                        "expected closed (a failed supervisor stops the jail's execs and file changes) or open (they"
+                                + " go on unrecorded), got " + Quoting.quote(text));
+            }
+            failClosed = text.equals("closed");
+        }
+        return new AuditSettings(log, format, exec, files, failClosed);
+    }
+
+    /** {@code on} or {@code off} (YAML reads them as booleans; true and false are taken too); absent is on. */
+    boolean onOff(Node node, String path) throws PolicyException {
+        if (node == null) {
+            return true;
+        }
+        String text = nodes.string(node, path);
+        return switch (text) {
+            case "on", "true" -> true;
+            case "off", "false" -> false;
+            default -> throw nodes.error(node, path, "expected on or off, got " + Quoting.quote(text));
+        };
     }
 }

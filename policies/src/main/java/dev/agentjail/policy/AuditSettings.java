@@ -5,11 +5,13 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The {@code audit} section: where {@code agentjail run} writes its audit log when no {@code
- * --audit-log} is given ({@code log}, absolute), and the record format ({@code jsonl}, the only
- * native format; {@code agentjail log export} converts to ECS and OCSF).
+ * The {@code audit} section: where {@code agentjail run} writes its audit log when no {@code --audit-log} is given
+ * ({@code log}, absolute), the record format ({@code jsonl}, the only native format; {@code agentjail log export}
+ * converts to ECS and OCSF), whether the programs the jail runs ({@code exec}) and the changes to its file tree
+ * ({@code files}) are recorded, and what happens when the supervisor that records them fails ({@code failure}: {@code
+ * closed} stops the jail's execs and file changes, {@code open} lets them go on unrecorded and says how many).
  */
-public record AuditSettings(Optional<Path> log, String format) {
+public record AuditSettings(Optional<Path> log, String format, boolean exec, boolean files, boolean failClosed) {
     public static final String FORMAT_JSONL = "jsonl";
 
     public AuditSettings {
@@ -22,6 +24,11 @@ public record AuditSettings(Optional<Path> log, String format) {
         if (!FORMAT_JSONL.equals(format)) {
             throw new IllegalArgumentException("unsupported audit format: " + format);
         }
+    }
+
+    /** With the exec and file audit at their defaults (on, fail closed). */
+    public AuditSettings(Optional<Path> log, String format) {
+        this(log, format, true, true, true);
     }
 
     public static AuditSettings defaults() {

@@ -96,6 +96,30 @@ final class ProjectRequests {
                                 + Quoting.quote(nodes.string(log, "audit.log"))
                                 + " instead of where your own policy keeps it"));
             }
+            AuditSection reading = new AuditSection(nodes, files);
+            for (String key : List.of("exec", "files")) {
+                Node node = value(audit, key);
+                if (node != null
+                        && !reading.onOff(node, "audit." + key)
+                        && reading.onOff(scan.before("audit", key), "audit." + key)) {
+                    scan.found.add(found(
+                            node,
+                            "audit." + key,
+                            key.equals("exec")
+                                    ? "turns off the record of every program the agent runs"
+                                    : "turns off the record of every file the agent changes"));
+                }
+            }
+            Node failure = value(audit, "failure");
+            Node failureBefore = scan.before("audit", "failure");
+            if (failure != null
+                    && "open".equals(nodes.string(failure, "audit.failure"))
+                    && (failureBefore == null || !"open".equals(nodes.string(failureBefore, "audit.failure")))) {
+                scan.found.add(found(
+                        failure,
+                        "audit.failure",
+                        "lets the agent run programs and change files unrecorded when the audit supervisor fails"));
+            }
         }
         // In the file's order, so that the error names the first widening line.
         return scan.found.stream()

@@ -2,6 +2,7 @@ package dev.agentjail.proxy;
 
 import dev.agentjail.proxy.handoff.HandedOffListener;
 import dev.agentjail.proxy.handoff.ListenerHandoff;
+import dev.agentjail.proxy.handoff.NotifierSink;
 import dev.agentjail.proxy.http.StrictRequestDecoder;
 import dev.agentjail.proxy.inspect.Inspector;
 import dev.agentjail.proxy.mcp.McpGate;
@@ -147,20 +148,33 @@ public final class ProxyServer implements AutoCloseable {
      * {@code expectedPort}, and serves it like any other listener.
      */
     public ListenerHandoff acceptHandoff(Path socketPath, int expectedPort) throws Exception {
+        return acceptHandoff(socketPath, expectedPort, null);
+    }
+
+    /**
+     * As above for a jail that audits its execs and file changes: its seccomp notifier goes to {@code notifiers}
+     * (null: the jail does not audit).
+     */
+    public ListenerHandoff acceptHandoff(Path socketPath, int expectedPort, NotifierSink notifiers) throws Exception {
         if (!epoll) {
             throw new IllegalStateException("the jail hand-off needs the native epoll transport");
         }
         // Inside the jail's own network namespace, but the same port here would still be this proxy's to refuse.
         own.add(expectedPort);
         ServerBootstrap template = bootstrap().childOption(ChannelOption.TCP_NODELAY, true);
-        return ListenerHandoff.bind(group, socketPath, expectedPort, fd -> {
-            // Called on an event loop: register without waiting.
-            HandedOffListener.register(template, fd).addListener(f -> {
-                if (f.isSuccess()) {
-                    listeners.add(((io.netty.channel.ChannelFuture) f).channel());
-                }
-            });
-        });
+        return ListenerHandoff.bind(
+                group,
+                socketPath,
+                expectedPort,
+                fd -> {
+                    // Called on an event loop: register without waiting.
+                    HandedOffListener.register(template, fd).addListener(f -> {
+                        if (f.isSuccess()) {
+                            listeners.add(((io.netty.channel.ChannelFuture) f).channel());
+                        }
+                    });
+                },
+                notifiers);
     }
 
     private ServerBootstrap bootstrap() {

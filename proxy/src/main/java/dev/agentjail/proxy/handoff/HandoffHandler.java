@@ -8,7 +8,10 @@ import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 
-/** Receives the listeners of one hand-off connection, passes each to the sink and acknowledges it. */
+/**
+ * Receives the listeners of one hand-off connection, passes each to the sink and acknowledges it; and, when the jail
+ * audits its execs and file changes, the one seccomp notifier that comes after them.
+ */
 final class HandoffHandler extends ChannelInboundHandlerAdapter {
     /** The byte agentjail-init waits for after each descriptor. */
     static final int ACK = 0x06;
@@ -19,13 +22,25 @@ final class HandoffHandler extends ChannelInboundHandlerAdapter {
     private final int expectedUid;
     private final int expectedPort;
     private final ListenerSink sink;
+    private final NotifierSink notifiers;
     private final CompletableFuture<Integer> completion;
     private int received;
+    private boolean notifierReceived;
 
-    HandoffHandler(int expectedUid, int expectedPort, ListenerSink sink, CompletableFuture<Integer> completion) {
+    /**
+     * @param notifiers takes the audit's seccomp notifier; null when the jail does not audit, which makes a notifier
+     *     on the connection a failure
+     */
+    HandoffHandler(
+            int expectedUid,
+            int expectedPort,
+            ListenerSink sink,
+            NotifierSink notifiers,
+            CompletableFuture<Integer> completion) {
         this.expectedUid = expectedUid;
         this.expectedPort = expectedPort;
         this.sink = sink;
+        this.notifiers = notifiers;
         this.completion = completion;
     }
 
@@ -53,6 +68,21 @@ final class HandoffHandler extends ChannelInboundHandlerAdapter {
         }
         int fd = descriptor.intValue();
         try {
+            if (SeccompNotifier.is(fd)) {
+                if (notifiers == null) {
+                    throw new IOException("a seccomp notifier on the hand-off socket of a jail that does not audit");
+                }
+                if (notifierReceived) {
+                    throw new IOException("more than one seccomp notifier on one hand-off connection");
+                }
+                notifierReceived = true;
+                notifiers.accept(fd);
+                ctx.writeAndFlush(ctx.alloc().buffer(1).writeByte(ACK));
+                return;
+            }
+            if (notifierReceived) {
+                throw new IOException("a descriptor after the seccomp notifier on the hand-off socket");
+            }
             if (++received > MAX_LISTENERS) {
                 throw new IOException("more than " + MAX_LISTENERS + " listeners on one hand-off connection");
             }
@@ -68,7 +98,10 @@ final class HandoffHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (received > 0) {
+        if (received > 0 && notifiers != null && !notifierReceived) {
+            completion.completeExceptionally(
+                    new IOException("hand-off connection closed before the audit's seccomp notifier arrived"));
+        } else if (received > 0) {
             completion.complete(received);
         } else {
             completion.completeExceptionally(new IOException("hand-off connection closed before any listener arrived"));

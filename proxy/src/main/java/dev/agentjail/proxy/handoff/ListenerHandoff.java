@@ -48,13 +48,34 @@ public final class ListenerHandoff implements AutoCloseable {
      */
     public static ListenerHandoff bind(EventLoopGroup group, Path socketPath, int expectedPort, ListenerSink sink)
             throws IOException, InterruptedException {
+        return bind(group, socketPath, expectedPort, sink, null);
+    }
+
+    /**
+     * As above for a jail that audits its execs and file changes: after the listeners, the connection carries one
+     * seccomp notifier, which goes to {@code notifiers}; the hand-off fails without it.
+     */
+    public static ListenerHandoff bind(
+            EventLoopGroup group, Path socketPath, int expectedPort, ListenerSink sink, NotifierSink notifiers)
+            throws IOException, InterruptedException {
         // The directory's owner is the uid a legitimate peer presents: a jailed agent we launched maps back to it.
-        return bind(group, socketPath, expectedPort, sink, requirePrivateDirectory(socketPath.getParent()));
+        return bind(group, socketPath, expectedPort, sink, notifiers, requirePrivateDirectory(socketPath.getParent()));
     }
 
     /** As above with an explicit peer uid; tests use it to see a peer of the wrong uid refused. */
     static ListenerHandoff bind(
             EventLoopGroup group, Path socketPath, int expectedPort, ListenerSink sink, int expectedUid)
+            throws IOException, InterruptedException {
+        return bind(group, socketPath, expectedPort, sink, null, expectedUid);
+    }
+
+    private static ListenerHandoff bind(
+            EventLoopGroup group,
+            Path socketPath,
+            int expectedPort,
+            ListenerSink sink,
+            NotifierSink notifiers,
+            int expectedUid)
             throws IOException, InterruptedException {
         if (!Epoll.isAvailable()) {
             throw new IOException("the epoll transport is unavailable", Epoll.unavailabilityCause());
@@ -76,7 +97,9 @@ public final class ListenerHandoff implements AutoCloseable {
                         }
                         ch.parent().close();
                         ch.pipeline()
-                                .addLast(HANDLER_NAME, new HandoffHandler(expectedUid, expectedPort, sink, completion));
+                                .addLast(
+                                        HANDLER_NAME,
+                                        new HandoffHandler(expectedUid, expectedPort, sink, notifiers, completion));
                     }
                 });
         Channel server;

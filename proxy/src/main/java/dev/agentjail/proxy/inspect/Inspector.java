@@ -75,7 +75,8 @@ public final class Inspector {
         return redactor.redactTarget(originForm, new dev.agentjail.proxy.redact.Findings());
     }
 
-    Redactor redactor() {
+    /** The redactor built from the policy: the jail's audit redacts program arguments with it. */
+    public Redactor redactor() {
         return redactor;
     }
 

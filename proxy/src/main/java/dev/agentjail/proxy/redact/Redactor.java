@@ -27,6 +27,8 @@ public final class Redactor {
 
     /** Where a secret in a request's host name is counted. */
     public static final String LOCATION_HOST = "host";
+    /** Where a secret in a program's argument is counted (exec records). */
+    public static final String LOCATION_ARGV = "argv";
     /** Finding locations of headers are this prefix plus the lower-case header name. */
     public static final String LOCATION_HEADER_PREFIX = "header:";
 
@@ -113,6 +115,15 @@ public final class Redactor {
     public String redactHost(String host, Findings findings) {
         Objects.requireNonNull(host, "host");
         return redactString(host, Mode.TEXT, LOCATION_HOST, findings);
+    }
+
+    /**
+     * Redacts one argument of a program the jail ran, scanned as text, for the audit record ({@code kind: exec});
+     * counted under {@value #LOCATION_ARGV}.
+     */
+    public String redactArgument(String argument, Findings findings) {
+        Objects.requireNonNull(argument, "argument");
+        return redactString(argument, Mode.TEXT, LOCATION_ARGV, findings);
     }
 
     /** A streaming redactor for one body of the given kind; findings are recorded under {@code location}. */

@@ -1,0 +1,139 @@
+package dev.agentjail.jail.audit;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.CorruptedFrameException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One frame from agentjail-init's supervisor (launcher/src/main/c/audit.c): a type byte, then fields of a one-byte tag,
+ * a two-byte little-endian length and that many bytes. Texts are taken as UTF-8; a byte that is not is shown as
+ * {@code \xNN}, so a file name of any bytes gets a record that tells it apart.
+ */
+record AuditFrame(char type, List<Field> fields) {
+    static final char HELLO = 'H';
+    static final char EXEC = 'E';
+    static final char FILE = 'F';
+    static final char UNRECORDED = 'D';
+
+    // Tags, kept in sync with enum tag in audit.c.
+    static final int TID = 1;
+    static final int PID = 2;
+    static final int PPID = 3;
+    static final int UID = 4;
+    static final int OP = 5;
+    static final int PATH = 6;
+    static final int TARGET = 7;
+    static final int CWD = 8;
+    static final int ARG = 9;
+    static final int FLAGS = 10;
+    static final int RACY = 11;
+    static final int ARGV_CUT = 12;
+    static final int BASE = 13;
+    static final int COUNT = 14;
+    static final int TIME = 15;
+    static final int BASE2 = 16;
+    static final int SYSCALL = 17;
+    static final int RENAME = 18;
+    static final int VERSION = 19;
+
+    /** The frame format this launcher reads ('H' frame, VERSION field). */
+    static final String FORMAT_VERSION = "1";
+
+    record Field(int tag, byte[] value) {}
+
+    AuditFrame {
+        fields = List.copyOf(fields);
+    }
+
+    /** Parses a frame's body (after its length); throws on a field that runs past the end or an unknown type. */
+    static AuditFrame parse(ByteBuf body) {
+        if (!body.isReadable()) {
+            throw new CorruptedFrameException("empty audit frame");
+        }
+        char type = (char) body.readUnsignedByte();
+        if (type != HELLO && type != EXEC && type != FILE && type != UNRECORDED) {
+            throw new CorruptedFrameException("unknown audit frame type " + (int) type);
+        }
+        List<Field> fields = new ArrayList<>();
+        while (body.isReadable()) {
+            if (body.readableBytes() < 3) {
+                throw new CorruptedFrameException("audit frame field header cut short");
+            }
+            int tag = body.readUnsignedByte();
+            int length = body.readUnsignedShortLE();
+            if (body.readableBytes() < length) {
+                throw new CorruptedFrameException("audit frame field " + tag + " runs past the frame");
+            }
+            byte[] value = new byte[length];
+            body.readBytes(value);
+            fields.add(new Field(tag, value));
+        }
+        return new AuditFrame(type, fields);
+    }
+
+    boolean has(int tag) {
+        return fields.stream().anyMatch(f -> f.tag() == tag);
+    }
+
+    /** The first field of {@code tag} as text; null when absent. */
+    String text(int tag) {
+        for (Field f : fields) {
+            if (f.tag() == tag) {
+                return decode(f.value());
+            }
+        }
+        return null;
+    }
+
+    /** Every field of {@code tag}, in order, as text. */
+    List<String> texts(int tag) {
+        List<String> out = new ArrayList<>();
+        for (Field f : fields) {
+            if (f.tag() == tag) {
+                out.add(decode(f.value()));
+            }
+        }
+        return out;
+    }
+
+    /** The first field of {@code tag} as a decimal number; {@code fallback} when absent or not a number. */
+    long number(int tag, long fallback) {
+        String text = text(tag);
+        if (text == null) {
+            return fallback;
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    static String decode(byte[] bytes) {
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        try {
+            return decoder.decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            // Byte by byte: ASCII as is, anything else as \xNN (a backslash itself stays as it is).
+            StringBuilder out = new StringBuilder(bytes.length * 2);
+            for (byte b : bytes) {
+                int v = b & 0xff;
+                if (v < 0x80) {
+                    out.append((char) v);
+                } else {
+                    out.append(String.format("\\x%02x", v));
+                }
+            }
+            return out.toString();
+        }
+    }
+}
