@@ -722,6 +722,11 @@ final class Session {
         if (handoff.completion().isCompletedExceptionally()) {
             err.println("agentjail: the jail's proxy socket was not handed over; see the message above");
         }
+        ExecFileAudit audited = execAudit;
+        if (auditStop || (audited != null && audited.failedClosed())) {
+            // Its audited syscalls failed from then on: what the agent's exit code says is not its own doing.
+            return ExitCodes.FAILURE;
+        }
         return status.exitCode().orElse(code);
     }
 

@@ -87,14 +87,22 @@ final class JailActivity {
 
     /** Ends the window: every count still owed is written. */
     void tick() {
-        for (Pending p : keys.values()) {
-            if (p.more > 0) {
-                out.write(p.withCount(p.more));
+        try {
+            for (Pending p : keys.values()) {
+                if (p != null && p.more > 0) {
+                    out.write(p.withCount(p.more));
+                }
             }
+            for (Fold f : folds.values()) {
+                out.write(f.record());
+            }
+        } finally {
+            // Whatever failed, the next window starts empty: a count is written once at most.
+            clearWindow();
         }
-        for (Fold f : folds.values()) {
-            out.write(f.record());
-        }
+    }
+
+    private void clearWindow() {
         keys.clear();
         folds.clear();
         pathsInDirectory.clear();

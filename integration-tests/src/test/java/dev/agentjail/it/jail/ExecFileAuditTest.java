@@ -1,0 +1,276 @@
+package dev.agentjail.it.jail;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentjail.cli.ExitCodes;
+import dev.agentjail.it.support.Command;
+import dev.agentjail.proxy.audit.AuditRecord;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The exec and file audit in real jails (docs/jail.md "Exec and file audit", docs/audit-log.md "Inside the jail"):
+ * the records a known command sequence gives, a caller that races its own memory, a burst, and a supervisor killed
+ * while the jail runs, under both failure policies.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ExecFileAuditTest {
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void setUp() {
+        AgentjailRun.requireBwrap();
+    }
+
+    private static List<JsonNode> ofKind(List<JsonNode> audit, String... kinds) {
+        Set<String> wanted = Set.of(kinds);
+        return audit.stream()
+                .filter(r -> wanted.contains(r.path("kind").asText()))
+                .toList();
+    }
+
+    private static String describe(JsonNode r) {
+        if (r.has("exec")) {
+            JsonNode e = r.path("exec");
+            List<String> argv = new ArrayList<>();
+            e.path("argv").forEach(a -> argv.add(a.asText()));
+            String path = e.path("path").asText();
+            return "exec " + path.substring(path.lastIndexOf('/') + 1) + " " + String.join(" ", argv);
+        }
+        JsonNode f = r.path("file");
+        return "file " + f.path("op").asText() + " " + f.path("path").asText()
+                + (f.has("target") ? " -> " + f.path("target").asText() : "");
+    }
+
+    @Test
+    void aShellSequenceGivesExactlyItsExecAndFileRecordsInOrderAndNoneForTheRead() {
+        String script = "echo > a; mv a b; rm b; ln -s x y; mkdir d; cat /etc/hostname";
+        AgentjailRun run = AgentjailRun.in(dir);
+        AgentjailRun.Outcome o = run.run("/bin/sh", "-c", script);
+
+        List<JsonNode> audit = o.audit();
+        List<String> seen = ofKind(audit, AuditRecord.KIND_EXEC, AuditRecord.KIND_FILE).stream()
+                .map(ExecFileAuditTest::describe)
+                .toList();
+        assertEquals(
+                List.of(
+                        "exec sh /bin/sh -c " + script,
+                        "file write a",
+                        "exec mv mv a b",
+                        "file rename a -> b",
+                        "exec rm rm b",
+                        "file unlink b",
+                        "exec ln ln -s x y",
+                        "file symlink y -> x",
+                        "exec mkdir mkdir d",
+                        "file mkdir d",
+                        "exec cat cat /etc/hostname"),
+                seen,
+                o::describe);
+        JsonNode write = ofKind(audit, AuditRecord.KIND_FILE).get(0).path("file");
+        assertEquals("[\"create\",\"truncate\"]", write.path("flags").toString(), write::toString);
+        JsonNode mv = ofKind(audit, AuditRecord.KIND_EXEC).get(1).path("exec");
+        JsonNode sh = ofKind(audit, AuditRecord.KIND_EXEC).get(0).path("exec");
+        assertEquals(sh.path("pid").asInt(), mv.path("ppid").asInt(), "mv's parent is the shell: " + mv);
+        assertEquals(run.project().toString(), mv.path("cwd").asText(), mv::toString);
+        if (AgentjailRun.isRoot()) {
+            assertTrue(mv.path("uid").asLong() >= 0, mv::toString);
+        } else {
+            assertEquals(Long.parseLong(uid()), mv.path("uid").asLong(), mv::toString);
+        }
+        assertTrue(ofKind(audit, AuditRecord.KIND_AUDIT_GAP).isEmpty(), audit::toString);
+        JsonNode end = audit.get(audit.size() - 1);
+        assertEquals(AuditRecord.KIND_SESSION_END, end.path("kind").asText(), end::toString);
+        assertEquals(6, end.path("programs").asLong(), end::toString);
+        // a, b (the rename's new name, then unlinked), y, d.
+        assertEquals(4, end.path("files_changed").asLong(), end::toString);
+        assertTrue(o.err().contains("ran 6 programs, changed 4 files"), o::describe);
+        Command.Result verify = run.cli("log", "verify", o.auditLog().toString());
+        assertEquals(0, verify.exitCode(), verify::describe);
+    }
+
+    @Test
+    void aBurstOfWritesGivesBoundedRecordsWhoseCountsAddUp() {
+        // 100,000 opens for writing of 100 files, from one process (the shell's own redirections).
+        AgentjailRun.Outcome o = AgentjailRun.in(dir)
+                .run("/bin/sh", "-c", "i=0; while [ $i -lt 100000 ]; do : > f$((i % 100)); i=$((i + 1)); done");
+
+        assertEquals(0, o.exitCode(), o::describe);
+        List<JsonNode> files = ofKind(o.audit(), AuditRecord.KIND_FILE);
+        long events = files.stream()
+                .mapToLong(r -> r.path("file").path("count").asLong())
+                .sum();
+        assertEquals(100_000, events, () -> files.size() + " records");
+        assertTrue(files.size() < 2_000, "records: " + files.size());
+        assertTrue(
+                files.stream().allMatch(r -> r.path("file").path("op").asText().equals("write")),
+                () -> files.stream()
+                        .map(ExecFileAuditTest::describe)
+                        .distinct()
+                        .toList()
+                        .toString());
+        JsonNode end = o.audit().get(o.audit().size() - 1);
+        assertEquals(100, end.path("files_changed").asLong(), end::toString);
+    }
+
+    @Test
+    void aCallerThatRacesItsOwnMemoryNeitherCrashesNorHangsTheSupervisor() throws Exception {
+        Path source = dir.resolve("race.c");
+        Files.writeString(source, """
+                #include <fcntl.h>
+                #include <pthread.h>
+                #include <string.h>
+                #include <unistd.h>
+                static char path[64] = "race-aaaa";
+                static char *argv2[] = {"race-argv", path, 0};
+                static volatile int stop;
+                static void *flip(void *unused) {
+                    (void) unused;
+                    while (!stop) {
+                        memcpy(path, "race-bbbb", 10);
+                        memcpy(path, "race-aaaa", 10);
+                    }
+                    return 0;
+                }
+                int main(void) {
+                    pthread_t t;
+                    pthread_create(&t, 0, flip, 0);
+                    for (int i = 0; i < 3000; i++) {
+                        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                        if (fd >= 0) {
+                            close(fd);
+                        }
+                        execve(path, argv2, 0); /* fails: no such program; the race is in its path and argv */
+                    }
+                    stop = 1;
+                    pthread_join(t, 0);
+                    write(1, "race=done\\n", 10);
+                    return 0;
+                }
+                """);
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = run.project().resolve("race");
+        Process cc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", binary.toString(), source.toString())
+                .inheritIO()
+                .start();
+        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("done", o.probes().get("race"), o::describe);
+        List<JsonNode> audit = o.audit();
+        assertTrue(ofKind(audit, AuditRecord.KIND_AUDIT_GAP).isEmpty(), audit::toString);
+        List<JsonNode> files = ofKind(audit, AuditRecord.KIND_FILE);
+        assertEquals(
+                3000,
+                files.stream()
+                        .mapToLong(r -> r.path("file").path("count").asLong())
+                        .sum());
+        // Whatever was read is one of the two spellings (or cut where the other began), never another's memory.
+        for (JsonNode r : files) {
+            String path = r.path("file").path("path").asText();
+            assertTrue(path.startsWith("race-"), r::toString);
+        }
+        long execs = ofKind(audit, AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("argv").path(0).asText().equals("race-argv"))
+                .mapToLong(r -> r.path("exec").path("count").asLong())
+                .sum();
+        assertEquals(3000, execs);
+    }
+
+    @Test
+    void killingTheSupervisorUnderFailureClosedStopsTheJailAndSaysSo() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
+                "/bin/sh",
+                "-c",
+                "touch started; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done;" + " touch finished"));
+        killSupervisorOnce(run.project().resolve("started"), session);
+        AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
+
+        assertEquals(ExitCodes.FAILURE, o.exitCode(), o::describe);
+        assertTrue(o.err().contains("the exec and file audit failed"), o::describe);
+        assertTrue(o.err().contains("stopping the jail, as audit.failure is closed"), o::describe);
+        assertFalse(Files.exists(run.project().resolve("finished")), o::describe);
+        assertTrue(o.elapsed().toSeconds() < 25, "stopped, not run to its end: " + o.describe());
+        List<JsonNode> gaps = ofKind(o.audit(), AuditRecord.KIND_AUDIT_GAP);
+        assertEquals(1, gaps.size(), gaps::toString);
+        assertEquals("audit-supervisor-stopped", gaps.get(0).path("reason").asText(), gaps::toString);
+        assertTrue(gaps.get(0).path("gap").path("stopped").asBoolean(), gaps::toString);
+        JsonNode end = o.audit().get(o.audit().size() - 1);
+        assertEquals(AuditRecord.KIND_SESSION_END, end.path("kind").asText(), end::toString);
+    }
+
+    @Test
+    void killingTheSupervisorUnderFailureOpenLetsTheAgentGoOnAndCountsWhatIsMissed() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir).policy("""
+                version: 1
+                audit:
+                  failure: open
+                """);
+        CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
+                "/bin/sh",
+                "-c",
+                "touch started; i=0; while [ $i -lt 40 ]; do sleep 0.1; i=$((i + 1)); done;" + " touch finished"));
+        killSupervisorOnce(run.project().resolve("started"), session);
+        AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertTrue(Files.exists(run.project().resolve("finished")), o::describe);
+        assertTrue(o.err().contains("the agent goes on unrecorded (audit.failure: open)"), o::describe);
+        List<JsonNode> gaps = ofKind(o.audit(), AuditRecord.KIND_AUDIT_GAP);
+        assertEquals("audit-supervisor-stopped", gaps.get(0).path("reason").asText(), gaps::toString);
+        long missed = gaps.stream()
+                .filter(g -> g.path("reason").asText().equals("audit-events-dropped"))
+                .mapToLong(g -> g.path("gap").path("missed").asLong())
+                .sum();
+        // The sleeps after the kill and the touch at the end: each one let go on, and counted.
+        assertTrue(missed >= 2, gaps::toString);
+        long sleeps = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("path").asText().endsWith("/sleep"))
+                .mapToLong(r -> r.path("exec").path("count").asLong())
+                .sum();
+        assertNotEquals(0, missed);
+        assertTrue(sleeps + missed >= 40, () -> sleeps + " recorded, " + missed + " missed");
+    }
+
+    /** Waits for the agent's {@code started} file, then kills the session's supervisor (SIGKILL, by its pid). */
+    private static void killSupervisorOnce(Path started, CompletableFuture<?> session) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
+            Thread.sleep(50);
+        }
+        assertTrue(Files.exists(started), "the agent did not start");
+        Process pgrep = new ProcessBuilder("pgrep", "-n", "-f", "agentjail-init.* supervise --connect").start();
+        String pid = new String(pgrep.getInputStream().readAllBytes()).strip();
+        pgrep.waitFor(10, TimeUnit.SECONDS);
+        assertFalse(pid.isEmpty(), "no supervisor process");
+        Process kill = new ProcessBuilder("kill", "-KILL", pid).inheritIO().start();
+        assertEquals(0, kill.waitFor(10, TimeUnit.SECONDS) ? kill.exitValue() : -1);
+    }
+
+    private static String uid() {
+        try {
+            Process p = new ProcessBuilder("id", "-u").start();
+            return new String(p.getInputStream().readAllBytes()).strip();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
