@@ -62,8 +62,11 @@
 #error "agentjail-init audits x86_64 and aarch64 only"
 #endif
 
-/* Open flags that make an open a change to the file tree: access for writing, create, truncate, an unnamed file. */
-#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | __O_TMPFILE)
+/*
+ * Open flags that make an open a change to the file tree: access for writing, create, truncate. An unnamed file
+ * (O_TMPFILE) needs write access too; glibc's __O_TMPFILE includes O_DIRECTORY, which every directory listing sets.
+ */
+#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
 #define AT_FDCWD_VALUE (-100)
 #define AT_EMPTY_PATH_VALUE 0x1000
 #define AT_REMOVEDIR_VALUE 0x200
@@ -100,6 +103,7 @@ enum how {
     H_PLAIN,      /* one path (or a descriptor) */
     H_TWO,        /* a path and a target path (rename, link) */
     H_SYMLINK,    /* the link's text and its path */
+    H_BIND,       /* bind(2): a Unix socket with a path makes a file (recorded as mknod); other binds make none */
 };
 
 struct audited {
@@ -192,6 +196,7 @@ static const struct audited SYSCALLS[] = {
     {__NR_fremovexattr, "fremovexattr", "xattr", H_PLAIN, N, N, 0, N, N, N, N},
     {__NR_setxattrat, "setxattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
     {__NR_removexattrat, "removexattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
+    {__NR_bind, "bind", "mknod", H_BIND, N, N, N, N, N, N, N},
 };
 #undef N
 
@@ -763,6 +768,26 @@ static void file_fields(struct frame *f, struct caller *c, const struct audited 
     }
 }
 
+/* A Unix socket bound to a path: the path (joined to the working directory), else 0 (nothing in the file tree). */
+static int bind_path(struct caller *c, const struct seccomp_notif *req, char *out, size_t cap) {
+    unsigned char addr[2 + 108];
+    size_t length = (size_t) req->data.args[2];
+    if (length <= 2 || length > sizeof addr) {
+        length = length > sizeof addr ? sizeof addr : length;
+    }
+    if (length <= 2 || read_mem(c, req->data.args[1], addr, length) != length) {
+        return 0;
+    }
+    unsigned family = addr[0] | (unsigned) addr[1] << 8;
+    if (family != AF_UNIX || addr[2] == '\0') {
+        return 0; /* another family, or an abstract name: no file */
+    }
+    size_t n = length - 2 < cap - 1 ? length - 2 : cap - 1;
+    memcpy(out, addr + 2, n);
+    out[n] = '\0';
+    return 1;
+}
+
 /* openat2's flags are in memory: an open that writes nothing needs no frame. */
 static int openat2_writes(struct caller *c, const struct seccomp_notif *req, unsigned long long *flags) {
     uint64_t how[1] = {0};
@@ -804,14 +829,20 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
     static struct frame f;
     const struct audited *s = audited(req->data.nr);
     if (sv->pass_through || s == NULL) {
-        sv->passed++;
+        /* A bind is counted only when it could have made a file: most make none, and the count is of misses. */
+        if (s == NULL || s->how != H_BIND) {
+            sv->passed++;
+        }
         return respond(sv->notify, req, resp) == 0 ? 0 : -1;
     }
     struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .racy = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
+    static char socket_path[PATH_BYTES];
     if (s->how == H_OPENAT2) {
         wanted = openat2_writes(&c, req, &flags2);
+    } else if (s->how == H_BIND) {
+        wanted = bind_path(&c, req, socket_path, sizeof socket_path);
     }
     if (wanted) {
         frame_start(&f, s->how == H_EXEC ? 'E' : 'F');
@@ -820,6 +851,17 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         field_text(&f, TAG_SYSCALL, s->name);
         if (s->how == H_EXEC) {
             exec_fields(&f, &c, s, req);
+        } else if (s->how == H_BIND) {
+            long nspid, ppid, uid;
+            status_of(c.tid, &nspid, &ppid, &uid);
+            field_number(&f, TAG_PID, nspid);
+            field_text(&f, TAG_OP, s->op);
+            field_text(&f, TAG_PATH, socket_path);
+            if (socket_path[0] != '/') {
+                static char base[PATH_BYTES];
+                readlink_proc(c.tid, "cwd", base, sizeof base);
+                field_text(&f, TAG_BASE, base);
+            }
         } else {
             file_fields(&f, &c, s, req);
             if (s->how == H_OPENAT2) {

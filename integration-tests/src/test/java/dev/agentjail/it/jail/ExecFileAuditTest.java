@@ -105,6 +105,24 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aUnixSocketBoundToAPathIsAFileRecordAndOtherBindsAreNone() {
+        AgentjailRun.Outcome o = AgentjailRun.in(dir).run("python3", "-c", """
+                import socket
+                s = socket.socket(socket.AF_UNIX); s.bind("agent.sock")
+                a = socket.socket(socket.AF_UNIX); a.bind("\\0abstract")
+                t = socket.socket(); t.bind(("127.0.0.1", 0))
+                print("bound=yes")
+                """);
+
+        assertEquals("yes", o.probes().get("bound"), o::describe);
+        List<String> files = ofKind(o.audit(), AuditRecord.KIND_FILE).stream()
+                .map(ExecFileAuditTest::describe)
+                .filter(d -> !d.contains("__pycache__"))
+                .toList();
+        assertEquals(List.of("file mknod agent.sock"), files, o::describe);
+    }
+
+    @Test
     void aBurstOfWritesGivesBoundedRecordsWhoseCountsAddUp() {
         // 100,000 opens for writing of 100 files, from one process (the shell's own redirections).
         AgentjailRun.Outcome o = AgentjailRun.in(dir)

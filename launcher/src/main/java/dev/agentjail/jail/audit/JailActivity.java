@@ -143,8 +143,9 @@ final class JailActivity {
 
     private void exec(AuditFrame frame) {
         programs++;
-        String path = PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
         Findings findings = new Findings();
+        String path = redactor.redactPath(
+                PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
         List<String> argv = new ArrayList<>();
         int chars = 0;
         boolean cut = frame.has(AuditFrame.ARGV_CUT);
@@ -162,6 +163,7 @@ final class JailActivity {
             argv.add(redacted);
         }
         String cwd = frame.text(AuditFrame.CWD);
+        cwd = cwd == null ? null : redactor.redactPath(cwd, findings);
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         int ppid = (int) Math.max(0, frame.number(AuditFrame.PPID, 0));
         ExecDetails details = new ExecDetails(
@@ -195,13 +197,20 @@ final class JailActivity {
         if (op == null || !FileDetails.OPERATIONS.contains(op)) {
             return;
         }
-        String path = paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
+        // A file may be named after a secret (a key's file name, a token in a cache path): paths are redacted too.
+        Findings findings = new Findings();
+        String path = redactor.redactPath(paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
         String target = null;
         if (frame.has(AuditFrame.TARGET)) {
-            target = op.equals("symlink")
-                    ? frame.text(AuditFrame.TARGET)
-                    : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2));
+            target = redactor.redactPath(
+                    op.equals("symlink")
+                            ? frame.text(AuditFrame.TARGET)
+                            : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2)),
+                    findings);
         }
+        List<RedactionCount> redactions = findings.list().stream()
+                .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
+                .toList();
         if (changed.size() < DISTINCT_FILES) {
             changed.add(path);
             if (op.equals("rename") && target != null && changed.size() < DISTINCT_FILES) {
@@ -239,7 +248,7 @@ final class JailActivity {
             return;
         }
         fileRecords++;
-        Pending pending = new Pending(this, null, details, List.of(), ts);
+        Pending pending = new Pending(this, null, details, redactions, ts);
         keys.put(key, pending);
         out.write(pending.withCount(1));
     }

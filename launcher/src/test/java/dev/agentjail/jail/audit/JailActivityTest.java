@@ -154,6 +154,15 @@ class JailActivityTest {
     }
 
     @Test
+    void aSecretInAPathIsRedactedToo() {
+        String token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+        activity.frame(write(1, "cache/" + token + ".json"));
+        AuditRecord r = written.get(0);
+        assertTrue(!r.file().path().contains(token), r::toString);
+        assertEquals("path", r.redactions().get(0).location(), r::toString);
+    }
+
+    @Test
     void aCountOfUnrecordedEventsIsAGapRecord() {
         activity.frame(frame(AuditFrame.UNRECORDED, AuditFrame.COUNT, 17));
         assertEquals(AuditRecord.KIND_AUDIT_GAP, written.get(0).kind());

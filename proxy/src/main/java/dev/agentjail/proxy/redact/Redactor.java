@@ -29,6 +29,8 @@ public final class Redactor {
     public static final String LOCATION_HOST = "host";
     /** Where a secret in a program's argument is counted (exec records). */
     public static final String LOCATION_ARGV = "argv";
+    /** Where a secret in a path of an exec or file record is counted. */
+    public static final String LOCATION_PATH = "path";
     /** Finding locations of headers are this prefix plus the lower-case header name. */
     public static final String LOCATION_HEADER_PREFIX = "header:";
 
@@ -124,6 +126,15 @@ public final class Redactor {
     public String redactArgument(String argument, Findings findings) {
         Objects.requireNonNull(argument, "argument");
         return redactString(argument, Mode.TEXT, LOCATION_ARGV, findings);
+    }
+
+    /**
+     * Redacts a path the jail's audit records (a program's, its working directory, a file changed), scanned as text;
+     * counted under {@value #LOCATION_PATH}.
+     */
+    public String redactPath(String path, Findings findings) {
+        Objects.requireNonNull(path, "path");
+        return redactString(path, Mode.TEXT, LOCATION_PATH, findings);
     }
 
     /** A streaming redactor for one body of the given kind; findings are recorded under {@code location}. */
