@@ -17,6 +17,9 @@ import java.util.OptionalLong;
  * @param seq the hash chain's per-file sequence number, when the log has one
  * @param mcp the MCP server, method and tool of the request, when the proxy recognised an MCP call
  * @param websocket the message counts of a WebSocket relay's {@code tunnel-close} record
+ * @param exec the program an {@code exec} record names (docs/audit-log.md "Inside the jail")
+ * @param file the change a {@code file} record names
+ * @param gap what an {@code audit-gap} record says is missing
  * @param sessionInfo the {@code agentjail run} session details of {@code session-start}/{@code session-end} records
  */
 record LogRecord(
@@ -44,6 +47,9 @@ record LogRecord(
         List<Redaction> redactions,
         Mcp mcp,
         WebSocket websocket,
+        Exec exec,
+        FileChange file,
+        Gap gap,
         SessionInfo sessionInfo,
         OptionalLong seq) {
 
@@ -51,6 +57,9 @@ record LogRecord(
     static final String TUNNEL_CLOSE = AuditRecord.KIND_TUNNEL_CLOSE;
     static final String SESSION_START = AuditRecord.KIND_SESSION_START;
     static final String SESSION_END = AuditRecord.KIND_SESSION_END;
+    static final String EXEC = AuditRecord.KIND_EXEC;
+    static final String FILE = AuditRecord.KIND_FILE;
+    static final String AUDIT_GAP = AuditRecord.KIND_AUDIT_GAP;
     static final String ALLOW = AuditRecord.ALLOW;
     static final String DENY = AuditRecord.DENY;
     static final String ERROR = AuditRecord.ERROR;
@@ -69,6 +78,24 @@ record LogRecord(
         require(status == 0 || (status >= 100 && status <= 999), "\"status\" out of range: " + status);
         require(bytesOut >= 0 && bytesIn >= 0 && durationMs >= 0, "negative byte count or duration");
         redactions = redactions == null ? List.of() : List.copyOf(redactions);
+        require(!EXEC.equals(kind) || exec != null, "an exec record needs \"exec\"");
+        require(!FILE.equals(kind) || file != null, "a file record needs \"file\"");
+        require(!AUDIT_GAP.equals(kind) || gap != null, "an audit-gap record needs \"gap\"");
+    }
+
+    /** Whether this is an {@code exec} record: a program the jail started. */
+    boolean isExec() {
+        return EXEC.equals(kind);
+    }
+
+    /** Whether this is a {@code file} record: a change to the jail's file tree. */
+    boolean isFile() {
+        return FILE.equals(kind);
+    }
+
+    /** Whether this is an {@code audit-gap} record: exec or file events the log is missing. */
+    boolean isAuditGap() {
+        return AUDIT_GAP.equals(kind);
     }
 
     boolean isRequest() {
@@ -176,9 +203,70 @@ record LogRecord(
     }
 
     /**
+     * A program the jail started: argv already redacted by the writer, but still the agent's text, so printed only
+     * through {@link LogRecordText#printable}.
+     *
+     * @param cwd the caller's working directory, {@code null} when the record has none
+     * @param count how many identical starts the record stands for (coalescing, docs/audit-log.md)
+     */
+    record Exec(
+            String path,
+            List<String> argv,
+            boolean argvTruncated,
+            String cwd,
+            long pid,
+            long ppid,
+            long uid,
+            long count,
+            boolean racy) {
+        Exec {
+            Objects.requireNonNull(path, "exec.path");
+            argv = List.copyOf(argv);
+            require(count >= 1, "\"exec.count\" must be at least 1");
+            require(pid >= 0 && ppid >= 0, "negative pid in \"exec\"");
+        }
+    }
+
+    /**
+     * A change to the jail's file tree.
+     *
+     * @param path the path changed; ending in {@code /} for a record that folds paths of one directory, {@code *} for
+     *     one that folds paths anywhere
+     * @param target for rename the new name, for link the existing file, for symlink the link's text; else null
+     * @param paths how many distinct paths a folded record stands for (1 when not folded)
+     */
+    record FileChange(
+            String op, String path, String target, List<String> flags, long pid, long count, long paths, boolean racy) {
+        /** The {@code path} of a record that folds paths anywhere in the tree. */
+        static final String ANYWHERE = "*";
+
+        FileChange {
+            Objects.requireNonNull(op, "file.op");
+            Objects.requireNonNull(path, "file.path");
+            flags = flags == null ? List.of() : List.copyOf(flags);
+            require(count >= 1 && paths >= 1, "\"file.count\" and \"file.paths\" must be at least 1");
+            require(pid >= 0, "negative pid in \"file\"");
+        }
+
+        /** Whether the record stands for several paths of one directory ({@code dir/}) or of anywhere ({@code *}). */
+        boolean folded() {
+            return path.equals(ANYWHERE) || path.endsWith("/");
+        }
+    }
+
+    /** What an {@code audit-gap} record says is missing: events known unrecorded (0: not known), auditing stopped. */
+    record Gap(long missed, boolean stopped) {
+        Gap {
+            require(missed >= 0, "negative \"gap.missed\"");
+        }
+    }
+
+    /**
      * The extra fields of session records; each is {@code null} when absent.
      *
      * @param command the program and a note with the number of its arguments (the arguments are never logged)
+     * @param programs at the end, the session's exec events (null: exec auditing off)
+     * @param filesChanged at the end, the distinct paths it changed (null: file auditing off)
      */
     record SessionInfo(
             String policySha256,
@@ -190,7 +278,9 @@ record LogRecord(
             Long requests,
             Long denials,
             List<String> limits,
-            List<String> limitHits) {
+            List<String> limitHits,
+            Long programs,
+            Long filesChanged) {
         SessionInfo {
             limits = limits == null ? null : List.copyOf(limits);
             limitHits = limitHits == null ? null : List.copyOf(limitHits);

@@ -105,6 +105,9 @@ final class LogRecordJson {
                     redactions(f),
                     mcp(f),
                     webSocket(f),
+                    exec(f),
+                    file(f),
+                    gap(f),
                     info,
                     f.has("seq") ? OptionalLong.of(f.requiredLong("seq")) : OptionalLong.empty());
         } catch (IllegalArgumentException | NullPointerException e) {
@@ -243,6 +246,50 @@ final class LogRecordJson {
         return new LogRecord.WebSocket(wf.requiredLong("messages_out"), wf.requiredLong("messages_in"));
     }
 
+    /** The {@code "exec"} object of an exec record (docs/audit-log.md "Inside the jail"), or null without one. */
+    private static LogRecord.Exec exec(Fields f) throws LogRecordException {
+        Fields e = f.object("exec");
+        if (e == null) {
+            return null;
+        }
+        return new LogRecord.Exec(
+                e.requiredString("path"),
+                e.strings("argv") == null ? List.of() : e.strings("argv"),
+                e.bool("argv_truncated"),
+                e.string("cwd"),
+                e.boundedLong("pid", 0, Integer.MAX_VALUE),
+                e.boundedLong("ppid", 0, Integer.MAX_VALUE),
+                e.has("uid") ? e.requiredLong("uid") : 0,
+                e.requiredLong("count"),
+                e.bool("racy"));
+    }
+
+    /** The {@code "file"} object of a file record, or null without one. */
+    private static LogRecord.FileChange file(Fields f) throws LogRecordException {
+        Fields c = f.object("file");
+        if (c == null) {
+            return null;
+        }
+        return new LogRecord.FileChange(
+                c.requiredString("op"),
+                c.requiredString("path"),
+                c.string("target"),
+                c.strings("flags"),
+                c.boundedLong("pid", 0, Integer.MAX_VALUE),
+                c.requiredLong("count"),
+                c.has("paths") ? c.requiredLong("paths") : 1,
+                c.bool("racy"));
+    }
+
+    /** The {@code "gap"} object of an audit-gap record, or null without one. */
+    private static LogRecord.Gap gap(Fields f) throws LogRecordException {
+        Fields g = f.object("gap");
+        if (g == null) {
+            return null;
+        }
+        return new LogRecord.Gap(g.has("missed") ? g.requiredLong("missed") : 0, g.bool("stopped"));
+    }
+
     /** The MCP fields: an {@code "mcp"} object, or the flat names {@code mcp.server}, {@code mcp.method}, … */
     private static LogRecord.Mcp mcp(Fields f) throws LogRecordException {
         String server = f.string("mcp.server");
@@ -272,6 +319,8 @@ final class LogRecordJson {
         Long denials = f.has("denials") ? f.requiredLong("denials") : null;
         List<String> limits = f.strings("limits");
         List<String> limitHits = f.strings("limit_hits");
+        Long programs = f.has("programs") ? f.requiredLong("programs") : null;
+        Long filesChanged = f.has("files_changed") ? f.requiredLong("files_changed") : null;
         if (sha == null
                 && source == null
                 && command == null
@@ -281,11 +330,24 @@ final class LogRecordJson {
                 && requests == null
                 && denials == null
                 && limits == null
-                && limitHits == null) {
+                && limitHits == null
+                && programs == null
+                && filesChanged == null) {
             return null;
         }
         return new LogRecord.SessionInfo(
-                sha, source, command, binds, envNames, exit, requests, denials, limits, limitHits);
+                sha,
+                source,
+                command,
+                binds,
+                envNames,
+                exit,
+                requests,
+                denials,
+                limits,
+                limitHits,
+                programs,
+                filesChanged);
     }
 
     // ---- the parser -------------------------------------------------------------------------------------------
@@ -635,6 +697,32 @@ final class LogRecordJson {
                 return l;
             }
             throw wrongType(name, "an integer", v);
+        }
+
+        /** A boolean member; absent is {@code false} (the writer omits a false flag). */
+        boolean bool(String name) throws LogRecordException {
+            Object v = map.get(name);
+            if (v == null) {
+                return false;
+            }
+            if (v instanceof Boolean b) {
+                return b;
+            }
+            throw wrongType(name, "a boolean", v);
+        }
+
+        /** A nested object's members, or {@code null} when absent; {@code name.} prefixes its messages. */
+        Fields object(String name) throws LogRecordException {
+            Object v = map.get(name);
+            if (v == null) {
+                return null;
+            }
+            if (v instanceof Map<?, ?> m) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> members = (Map<String, Object>) m;
+                return new Fields(members, prefix + name + ".");
+            }
+            throw wrongType(name, "an object", v);
         }
 
         long boundedLong(String name, long min, long max) throws LogRecordException {

@@ -4,12 +4,15 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /** Turns log values into text a person reads: safe to print on a terminal, sizes in binary units. */
 final class LogRecordText {
     private static final String[] UNITS = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     private static final DateTimeFormatter TIME =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    private static final Pattern PLAIN_WORD = Pattern.compile("[\\p{L}\\p{N}_@%+=:,./~^*-]+");
 
     private LogRecordText() {}
 
@@ -52,6 +55,19 @@ final class LogRecordText {
             }
         }
         return out == null ? value : out.toString();
+    }
+
+    /**
+     * One word of a command line or a path, {@linkplain #printable printable}, and in single quotes (a quote inside as
+     * {@code '\''}, as a shell writes it) when it is empty or holds anything but letters, digits and {@code
+     * _@%+=:,./~^*-}: an argument {@code "a b"} shows as {@code 'a b'}, not as two arguments.
+     */
+    static String word(String value) {
+        String p = printable(value);
+        if (!p.isEmpty() && PLAIN_WORD.matcher(p).matches()) {
+            return p;
+        }
+        return "'" + p.replace("'", "'\\''") + "'";
     }
 
     /** A time as the log writes it: RFC 3339 in UTC with exactly three fraction digits. */

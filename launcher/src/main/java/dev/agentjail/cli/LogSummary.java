@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.IntPredicate;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -13,7 +14,10 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agentjail log summary}: per host, what the agent asked for and what it got, with totals. */
+/**
+ * {@code agentjail log summary}: per host, what the agent asked for and what it got, with totals; then what it ran and
+ * changed inside the jail.
+ */
 @Command(
         name = "summary",
         mixinStandardHelpOptions = true,
@@ -22,9 +26,15 @@ import picocli.CommandLine.Spec;
             "Per host: requests, denials, errors, bytes sent and received, secrets",
             "redacted (in requests and WebSocket messages), MCP tools used, and when",
             "there were any, WebSocket connections and their messages sent and received.",
+            "Then, when the logs hold them: the programs run most inside the jail, the",
+            "directories whose files changed most, with their operations, and the audit",
+            "gaps (events the log is missing).",
             "Several files are added up (e.g. a log and its rotated predecessors)."
         })
 final class LogSummary implements Callable<Integer> {
+    /** The programs and directories listed by name; the rest are added up in one row. */
+    static final int TOP = 10;
+
     private static final String[] HEADER = {
         "HOST", "REQUESTS", "DENIED", "ERRORS", "SENT", "RECEIVED", "REDACTED", "MCP TOOLS"
     };
@@ -79,6 +89,60 @@ final class LogSummary implements Callable<Integer> {
         }
         rows.add(row("TOTAL", stats.total(), ws));
         int columns = rows.get(0).length;
+        table(out, rows, i -> i >= 1 && i < columns - 1);
+        jail(out, stats);
+    }
+
+    /**
+     * Inside the jail, when the logs hold any of it: the programs run most (runs: the sum of their exec records'
+     * counts), the directories changed most with their operations, and the audit gaps.
+     */
+    static void jail(PrintWriter out, LogSummaryStats stats) {
+        List<Map.Entry<String, Long>> programs = stats.programs();
+        if (!programs.isEmpty()) {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"PROGRAM", "RUNS"});
+            for (Map.Entry<String, Long> p : programs.subList(0, Math.min(TOP, programs.size()))) {
+                rows.add(new String[] {LogRecordText.printable(p.getKey()), Long.toString(p.getValue())});
+            }
+            if (programs.size() > TOP) {
+                long rest = programs.subList(TOP, programs.size()).stream()
+                        .mapToLong(Map.Entry::getValue)
+                        .sum();
+                rows.add(new String[] {"(" + (programs.size() - TOP) + " more)", Long.toString(rest)});
+            }
+            rows.add(new String[] {"TOTAL", Long.toString(stats.runs())});
+            out.println();
+            table(out, rows, i -> i == 1);
+        }
+        List<LogSummaryStats.Directory> directories = stats.directories();
+        if (!directories.isEmpty()) {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"FILES CHANGED IN", "CHANGES", "OPERATIONS"});
+            for (LogSummaryStats.Directory d : directories.subList(0, Math.min(TOP, directories.size()))) {
+                rows.add(
+                        new String[] {LogRecordText.printable(d.name), Long.toString(d.changes), counts(d.operations)});
+            }
+            if (directories.size() > TOP) {
+                long rest = directories.subList(TOP, directories.size()).stream()
+                        .mapToLong(d -> d.changes)
+                        .sum();
+                rows.add(new String[] {"(" + (directories.size() - TOP) + " more)", Long.toString(rest), ""});
+            }
+            rows.add(new String[] {"TOTAL", Long.toString(stats.changes()), ""});
+            out.println();
+            table(out, rows, i -> i == 1);
+        }
+        if (stats.gaps() > 0) {
+            out.println();
+            out.println("AUDIT GAPS  " + stats.gaps() + ", " + stats.gapsMissed() + " events known missed: "
+                    + counts(stats.gapReasons()));
+        }
+    }
+
+    /** Columns padded to their widest cell, {@code numeric} ones right-aligned; a last text column is not padded. */
+    private static void table(PrintWriter out, List<String[]> rows, IntPredicate numeric) {
+        int columns = rows.get(0).length;
         int[] widths = new int[columns];
         for (String[] row : rows) {
             for (int i = 0; i < row.length; i++) {
@@ -89,12 +153,11 @@ final class LogSummary implements Callable<Integer> {
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.length; i++) {
                 String cell = row[i];
-                boolean numeric = i >= 1 && i < columns - 1;
                 int gap = widths[i] - cell.length();
                 if (i > 0) {
                     line.append("  ");
                 }
-                if (numeric) {
+                if (numeric.test(i)) {
                     line.append(" ".repeat(gap)).append(cell);
                 } else if (i < row.length - 1) {
                     line.append(cell).append(" ".repeat(gap));
@@ -102,8 +165,15 @@ final class LogSummary implements Callable<Integer> {
                     line.append(cell);
                 }
             }
-            out.println(line);
+            out.println(line.toString().stripTrailing());
         }
+    }
+
+    /** {@code name (count), …} in the map's order. */
+    private static String counts(Map<String, Long> counts) {
+        return counts.entrySet().stream()
+                .map(e -> LogRecordText.printable(e.getKey()) + " (" + e.getValue() + ")")
+                .collect(Collectors.joining(", "));
     }
 
     /** {@code cells} with {@code extra} inserted before the last column (MCP tools, which stays last). */

@@ -17,18 +17,25 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agentjail log tail}: prints the last requests of an audit log, one readable line each, and can follow it. */
+/**
+ * {@code agentjail log tail}: prints the last requests, programs run and files changed of an audit log, one readable
+ * line each, and can follow it.
+ */
 @Command(
         name = "tail",
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Prints the last requests of an audit log, one readable line each.",
-            "A line holds the time, decision, method, target, status, bytes sent and",
-            "received, and the reason of a refusal, secrets redacted and MCP tool when",
-            "there are any. A WebSocket connection gets a line when it closes, with its",
-            "messages sent and received (ws 12\u2191 30\u2193) and the secrets redacted in them.",
-            "With -f, keeps printing new requests, also across rotation."
+            "Prints the last records of an audit log, one readable line each.",
+            "A request's line holds the time, decision, method, target, status, bytes",
+            "sent and received, and the reason of a refusal, secrets redacted and MCP",
+            "tool when there are any. A WebSocket connection gets a line when it closes,",
+            "with its messages sent and received (ws 12\u2191 30\u2193) and the secrets redacted",
+            "in them. Inside the jail, a program run is an exec line (pid, program,",
+            "arguments, working directory), a change to a file a file line (operation,",
+            "path, pid), \u00d7N when a line stands for N events, and a gap line says",
+            "events are missing from the log. With -f, keeps printing new records, also",
+            "across rotation."
         })
 final class LogTail implements Callable<Integer> {
     @Spec
@@ -43,11 +50,23 @@ final class LogTail implements Callable<Integer> {
             names = {"-n", "--lines"},
             paramLabel = "N",
             defaultValue = "10",
-            description = "How many of the last matching requests to print first (default: ${DEFAULT-VALUE}).")
+            description = "How many of the last matching records to print first (default: ${DEFAULT-VALUE}).")
     int lines;
 
     @Option(names = "--deny", description = "Only requests the policy or the SSRF guard denied.")
     boolean denyOnly;
+
+    @Option(
+            names = "--exec",
+            description =
+                    "Only programs run in the jail (exec records), and the gaps in them. With --files:" + " both.")
+    boolean execOnly;
+
+    @Option(
+            names = "--files",
+            description =
+                    "Only changes to files in the jail (file records), and the gaps in them. With --exec:" + " both.")
+    boolean filesOnly;
 
     @Option(
             names = "--host",
@@ -87,7 +106,7 @@ final class LogTail implements Callable<Integer> {
         Path log = file != null ? file : Paths.defaultAuditLog(System.getenv());
         LogTailFormat format =
                 new LogTailFormat(LogTailFormat.useColor(color, System.getenv(), LogTailFormat.stdoutIsTerminal()));
-        Predicate<LogRecord> wanted = filter(denyOnly, host);
+        Predicate<LogRecord> wanted = filter(denyOnly, host, execOnly, filesOnly);
         LogReader.OnProblem onProblem = reading.onProblem(err);
         LogReader reader;
         try {
@@ -161,11 +180,16 @@ final class LogTail implements Callable<Integer> {
     }
 
     /**
-     * Request records and WebSocket relays' records (one per connection, with its message counts), narrowed by {@code
-     * --deny} and {@code --host}.
+     * Request records, WebSocket relays' records (one per connection, with its message counts), and the exec, file and
+     * audit-gap records of the jail; {@code --exec} and {@code --files} keep only exec or file records (both with both)
+     * and the gaps, and every filter given narrows further: {@code --deny} and {@code --host} keep only requests, so
+     * with {@code --exec} or {@code --files} they leave nothing.
      */
-    static Predicate<LogRecord> filter(boolean denyOnly, String host) {
-        Predicate<LogRecord> p = r -> r.isRequest() || r.isWebSocket();
+    static Predicate<LogRecord> filter(boolean denyOnly, String host, boolean exec, boolean files) {
+        Predicate<LogRecord> p = r -> r.isRequest() || r.isWebSocket() || r.isExec() || r.isFile() || r.isAuditGap();
+        if (exec || files) {
+            p = p.and(r -> (exec && r.isExec()) || (files && r.isFile()) || r.isAuditGap());
+        }
         if (denyOnly) {
             p = p.and(LogRecord::isDenied);
         }

@@ -11,8 +11,11 @@ import java.util.stream.Collectors;
  * One readable line per request record, for {@code agentjail log tail}: time, decision, method, target, status, bytes
  * each way, and when present the reason of a refusal, the secrets redacted and the MCP tool. A WebSocket relay's
  * record (one per connection, when it closed) gets a line too: method {@code WS}, and {@code ws 12↑ 30↓} for the
- * messages sent and received, with the secrets redacted in them. Every value from the log
- * goes through {@link LogRecordText#printable}, so a hostile path cannot drive the terminal.
+ * messages sent and received, with the secrets redacted in them. Inside the jail, an {@code exec} record is a line
+ * {@code exec   pid 7  /usr/bin/mv mv a b  (cwd /proj)}, a {@code file} record {@code file   rename a -> b  pid 7}
+ * ({@code ×N} when the record stands for N events, {@code racy} when the memory changed while it was read) and an
+ * {@code audit-gap} record {@code gap    REASON  missed N}. Every value from the log goes through {@link
+ * LogRecordText#printable}, so a hostile path or argument cannot drive the terminal.
  */
 final class LogTailFormat {
     static final String COLOR_AUTO = "auto";
@@ -31,6 +34,15 @@ final class LogTailFormat {
     static final char UP = '\u2191';
 
     static final char DOWN = '\u2193';
+
+    /** The first column of the records from inside the jail, where a request has its decision. */
+    static final String EXEC = "exec";
+
+    static final String FILE = "file";
+    static final String GAP = "gap";
+
+    /** Before the number of events a coalesced record stands for. */
+    static final char TIMES = '\u00d7';
 
     private final boolean color;
 
@@ -74,8 +86,17 @@ final class LogTailFormat {
         }
     }
 
-    /** The line for one request record, without a line terminator. */
+    /** The line for one record, without a line terminator. */
     String format(LogRecord r) {
+        if (r.isExec()) {
+            return exec(r);
+        }
+        if (r.isFile()) {
+            return file(r);
+        }
+        if (r.isAuditGap()) {
+            return gap(r);
+        }
         StringBuilder out = new StringBuilder(160);
         out.append(LogRecordText.time(r.ts())).append("  ");
         String decision = r.decision() == null ? "-" : r.decision().toUpperCase(Locale.ROOT);
@@ -112,6 +133,78 @@ final class LogTailFormat {
                             label != null
                                     ? label
                                     : r.mcp().method() != null ? r.mcp().method() : "-"));
+        }
+        return out.toString();
+    }
+
+    private static String exec(LogRecord r) {
+        LogRecord.Exec e = r.exec();
+        StringBuilder out = new StringBuilder(160);
+        out.append(LogRecordText.time(r.ts())).append("  ").append(pad(EXEC, 5));
+        out.append("  pid ").append(e.pid());
+        out.append("  ").append(LogRecordText.word(e.path()));
+        for (String arg : e.argv()) {
+            out.append(' ').append(LogRecordText.word(arg));
+        }
+        if (e.argvTruncated()) {
+            out.append("  (arguments cut)");
+        }
+        if (e.cwd() != null) {
+            out.append("  (cwd ").append(LogRecordText.word(e.cwd())).append(')');
+        }
+        if (!r.redactions().isEmpty()) {
+            out.append("  redacted ").append(redactions(r.redactions()));
+        }
+        return marks(out, e.count(), e.racy());
+    }
+
+    private static String file(LogRecord r) {
+        LogRecord.FileChange f = r.file();
+        StringBuilder out = new StringBuilder(120);
+        out.append(LogRecordText.time(r.ts())).append("  ").append(pad(FILE, 5));
+        out.append("  ").append(LogRecordText.printable(f.op())).append(' ').append(LogRecordText.word(f.path()));
+        if (f.target() != null) {
+            out.append(" -> ").append(LogRecordText.word(f.target()));
+        }
+        if (!f.flags().isEmpty()) {
+            out.append(" [")
+                    .append(f.flags().stream().map(LogRecordText::printable).collect(Collectors.joining(",")))
+                    .append(']');
+        }
+        if (f.paths() > 1) {
+            out.append(" (").append(f.paths()).append(" paths)");
+        }
+        out.append("  pid ").append(f.pid());
+        return marks(out, f.count(), f.racy());
+    }
+
+    private String gap(LogRecord r) {
+        StringBuilder out = new StringBuilder(120);
+        out.append(LogRecordText.time(r.ts())).append("  ");
+        String label = pad(GAP, 5);
+        out.append(color ? YELLOW + label + RESET : label);
+        out.append("  ").append(r.reason() == null ? "-" : LogRecordText.printable(r.reason()));
+        out.append("  missed ")
+                .append(
+                        r.gap().missed() == 0
+                                ? "unknown"
+                                : Long.toString(r.gap().missed()));
+        if (r.gap().stopped()) {
+            out.append("  stopped");
+        }
+        if (r.error() != null) {
+            out.append("  error ").append(LogRecordText.printable(r.error()));
+        }
+        return out.toString();
+    }
+
+    /** {@code ×N} for a record of N events, and {@code racy}. */
+    private static String marks(StringBuilder out, long count, boolean racy) {
+        if (count > 1) {
+            out.append("  ").append(TIMES).append(count);
+        }
+        if (racy) {
+            out.append("  racy");
         }
         return out.toString();
     }

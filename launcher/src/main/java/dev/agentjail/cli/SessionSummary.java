@@ -20,8 +20,8 @@ import java.util.stream.Collectors;
 
 /**
  * The few lines {@code agentjail run} prints on stderr when a session ends: requests, denials with their top hosts,
- * secrets redacted (in requests and WebSocket messages), WebSocket connections with their messages, and the audit
- * log's path.
+ * secrets redacted (in requests and WebSocket messages), WebSocket connections with their messages, the audit
+ * log's path, and how many programs the jail ran and files it changed (when that was audited).
  *
  * <p>The counts of requests and denials come from the session's own sink. The hosts and the redactions come from the
  * log itself, read backwards from its end: only lines of this session are parsed, and reading stops at the session's
@@ -41,8 +41,25 @@ final class SessionSummary {
     private long webSocketMessagesOut;
     private long webSocketMessagesIn;
 
-    /** Prints the summary; a log that cannot be read leaves the details out and says so, it never fails the run. */
+    /** {@link #print(PrintWriter, String, Path, long, long, Long, Long)} for a session without exec and file audit. */
     static void print(PrintWriter err, String sessionId, Path auditLog, long requests, long denials) {
+        print(err, sessionId, auditLog, requests, denials, null, null);
+    }
+
+    /**
+     * Prints the summary; a log that cannot be read leaves the details out and says so, it never fails the run.
+     *
+     * @param programs the programs the jail ran (exec events), {@code null} when exec auditing was off
+     * @param filesChanged the distinct paths the jail changed, {@code null} when file auditing was off
+     */
+    static void print(
+            PrintWriter err,
+            String sessionId,
+            Path auditLog,
+            long requests,
+            long denials,
+            Long programs,
+            Long filesChanged) {
         SessionSummary summary = new SessionSummary();
         String problem = null;
         if (requests > 0) {
@@ -52,7 +69,18 @@ final class SessionSummary {
                 problem = IoErrors.message(e);
             }
         }
-        summary.print(err, sessionId, auditLog, requests, denials, problem);
+        summary.write(err, sessionId, auditLog, requests, denials, jail(programs, filesChanged), problem);
+    }
+
+    /** {@code ran 214 programs, changed 37 files}, the part whose auditing was on; {@code null} with neither. */
+    static String jail(Long programs, Long filesChanged) {
+        String ran = programs == null ? null : "ran " + programs + (programs == 1 ? " program" : " programs");
+        String changed =
+                filesChanged == null ? null : "changed " + filesChanged + (filesChanged == 1 ? " file" : " files");
+        if (ran != null && changed != null) {
+            return ran + ", " + changed;
+        }
+        return ran != null ? ran : changed;
     }
 
     /** Reads the session's request records from the end of {@code log} (see the class comment). */
@@ -152,7 +180,14 @@ final class SessionSummary {
         }
     }
 
-    void print(PrintWriter err, String sessionId, Path auditLog, long requests, long denials, String problem) {
+    void write(
+            PrintWriter err,
+            String sessionId,
+            Path auditLog,
+            long requests,
+            long denials,
+            String jail,
+            String problem) {
         long redacted = 0;
         for (long n : redactionKinds.values()) {
             redacted += n;
@@ -172,6 +207,9 @@ final class SessionSummary {
             err.println("agentjail:   websocket: " + webSockets + (webSockets == 1 ? " connection, " : " connections, ")
                     + webSocketMessagesOut + (webSocketMessagesOut == 1 ? " message" : " messages") + " sent, "
                     + webSocketMessagesIn + " received");
+        }
+        if (jail != null) {
+            err.println("agentjail:   " + jail);
         }
         if (problem != null) {
             err.println("agentjail:   (no details: cannot read the audit log: " + problem + ")");

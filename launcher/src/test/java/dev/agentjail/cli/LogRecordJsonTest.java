@@ -1,9 +1,19 @@
 package dev.agentjail.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.agentjail.proxy.audit.AuditJson;
+import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.ExecDetails;
+import dev.agentjail.proxy.audit.FileDetails;
+import dev.agentjail.proxy.audit.GapDetails;
+import dev.agentjail.proxy.audit.SessionDetails;
 import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -158,5 +168,104 @@ class LogRecordJsonTest {
         LogRecord flat = LogRecordJson.parseRecord(base + ",\"mcp.method\":\"tools/list\"}");
         assertEquals(new LogRecord.Mcp(null, "tools/list", null), flat.mcp());
         assertEquals(null, flat.mcpTool());
+    }
+
+    @Test
+    void execFileAndGapRecordsReadBackAsTheWriterWroteThem() throws LogRecordException {
+        Instant ts = Instant.parse("2026-12-02T20:11:07.123Z");
+        LogRecord exec = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_EXEC)
+                        .ts(ts)
+                        .session("s")
+                        .exec(new ExecDetails(
+                                "/usr/bin/mv", List.of("mv", "a b", ""), true, "/home/u/proj", 7, 3, 1000, 4, true))
+                        .build())
+                .strip());
+        assertEquals(
+                new LogRecord.Exec("/usr/bin/mv", List.of("mv", "a b", ""), true, "/home/u/proj", 7, 3, 1000, 4, true),
+                exec.exec());
+        assertTrue(exec.isExec());
+
+        LogRecord file = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_FILE)
+                        .ts(ts)
+                        .session("s")
+                        .file(new FileDetails("write", "build/", null, List.of("create"), 9, 120, 40, false))
+                        .build())
+                .strip());
+        assertEquals(
+                new LogRecord.FileChange("write", "build/", null, List.of("create"), 9, 120, 40, false), file.file());
+        assertTrue(file.file().folded());
+        LogRecord rename = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_FILE)
+                        .ts(ts)
+                        .session("s")
+                        .file(new FileDetails("rename", "a", "b", null, 7, 1, 1, true))
+                        .build())
+                .strip());
+        assertEquals(new LogRecord.FileChange("rename", "a", "b", List.of(), 7, 1, 1, true), rename.file());
+        assertFalse(rename.file().folded());
+
+        LogRecord gap = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_AUDIT_GAP)
+                        .ts(ts)
+                        .session("s")
+                        .reason("audit-supervisor-stopped")
+                        .error("EOF")
+                        .gap(new GapDetails(12, true))
+                        .build())
+                .strip());
+        assertEquals(new LogRecord.Gap(12, true), gap.gap());
+        assertEquals("audit-supervisor-stopped", gap.reason());
+
+        LogRecord end = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_SESSION_END)
+                        .ts(ts)
+                        .session("s")
+                        .sessionDetails(SessionDetails.end(0, 3, 1).withActivity(214L, 37L))
+                        .build())
+                .strip());
+        assertEquals(214L, end.sessionInfo().programs());
+        assertEquals(37L, end.sessionInfo().filesChanged());
+        LogRecord off = LogRecordJson.parseRecord(AuditJson.toLine(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_SESSION_END)
+                        .ts(ts)
+                        .session("s")
+                        .sessionDetails(SessionDetails.end(0, 3, 1))
+                        .build())
+                .strip());
+        assertNull(off.sessionInfo().programs(), "auditing off: no count");
+        assertNull(off.sessionInfo().filesChanged());
+    }
+
+    @Test
+    void execFileAndGapRecordsNeedTheirObjectOfTheRightTypes() {
+        String base = "{\"v\":1,\"ts\":\"2026-11-30T09:44:07.123Z\",\"session\":\"s\","
+                + "\"bytes_out\":0,\"bytes_in\":0,\"duration_ms\":0";
+        assertEquals(
+                "an exec record needs \"exec\"",
+                assertThrows(LogRecordException.class, () -> LogRecordJson.parseRecord(base + ",\"kind\":\"exec\"}"))
+                        .getMessage());
+        assertEquals(
+                "missing \"file.op\"",
+                assertThrows(
+                                LogRecordException.class,
+                                () -> LogRecordJson.parseRecord(
+                                        base + ",\"kind\":\"file\",\"file\":{\"path\":\"a\",\"pid\":1,\"count\":1}}"))
+                        .getMessage());
+        assertEquals(
+                "\"exec.racy\" must be a boolean, found a string",
+                assertThrows(
+                                LogRecordException.class,
+                                () -> LogRecordJson.parseRecord(base
+                                        + ",\"kind\":\"exec\",\"exec\":{\"path\":\"/bin/x\",\"argv\":[],\"pid\":1,"
+                                        + "\"ppid\":0,\"count\":1,\"racy\":\"yes\"}}"))
+                        .getMessage());
+        assertEquals(
+                "\"gap\" must be an object, found an integer",
+                assertThrows(
+                                LogRecordException.class,
+                                () -> LogRecordJson.parseRecord(base + ",\"kind\":\"audit-gap\",\"gap\":3}"))
+                        .getMessage());
     }
 }

@@ -20,6 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 class LogTailTest {
     static final String SAMPLE = "audit-sample.jsonl";
 
+    /** A session whose jail ran programs and changed files (exec, file, audit-gap records), as AuditJson wrote it. */
+    static final String JAIL = "jail-session.jsonl";
+
     @TempDir
     Path dir;
 
@@ -51,6 +54,68 @@ class LogTailTest {
         List<String> sub = wildcard.out().lines().toList();
         assertEquals(9, sub.size(), wildcard.out());
         assertTrue(sub.stream().noneMatch(l -> l.contains("evil.test")), wildcard.out());
+    }
+
+    @Test
+    void programsRunAndFilesChangedHaveLinesOfTheirOwn() {
+        Path log = LogReaderTestCli.resource(JAIL);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "tail", "-n", "100", "--color", "never", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        assertEquals("", r.err());
+        LogReaderTestCli.assertGolden("tail-jail.txt", r.out());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(19, lines.size(), "every record but the session's start and end");
+        assertTrue(
+                lines.contains("2026-12-02T20:11:00.520Z  exec   pid 7  /usr/bin/mv mv a b  (cwd /home/u/proj)"),
+                r.out());
+        assertTrue(lines.contains("2026-12-02T20:11:00.530Z  file   rename a -> b  pid 7"), r.out());
+        assertTrue(
+                lines.contains(
+                        "2026-12-02T20:11:03.000Z  file   write build/ [create,truncate] (40 paths)  pid 9  \u00d7120"),
+                r.out());
+        assertTrue(
+                lines.contains("2026-12-02T20:11:06.000Z  gap    audit-supervisor-behind  missed 12"
+                        + "  error the launcher did not take events for 2s"),
+                r.out());
+        // A hostile argument: no raw escape or bidi control, and an argument with a space stays one word.
+        assertFalse(r.out().contains("\u001b"), r.out());
+        assertFalse(r.out().contains("\u202e"), r.out());
+        assertTrue(
+                r.out()
+                        .contains("exec   pid 11  '/tmp/evil tool' evil '<script>alert(1)</script>' 'a b'"
+                                + " '\\u001b[31mred\\u202e'"),
+                r.out());
+    }
+
+    @Test
+    void execAndFilesKeepOnlyTheirRecordsAndTheGapsAndNarrowLikeTheOtherFilters() {
+        Path log = LogReaderTestCli.resource(JAIL);
+        List<String> exec = tail(log, "--exec");
+        assertEquals(7, exec.size(), String.join("\n", exec));
+        assertTrue(exec.stream().allMatch(l -> l.contains("  exec   ") || l.contains("  gap    ")), exec.toString());
+        assertEquals(1, exec.stream().filter(l -> l.contains("  gap    ")).count(), exec.toString());
+
+        List<String> files = tail(log, "--files");
+        assertEquals(12, files.size(), String.join("\n", files));
+        assertTrue(files.stream().allMatch(l -> l.contains("  file   ") || l.contains("  gap    ")), files.toString());
+
+        List<String> both = tail(log, "--exec", "--files");
+        assertEquals(18, both.size(), "exec, file and gap records: all but the request");
+        assertTrue(both.stream().noneMatch(l -> l.contains("CONNECT")), both.toString());
+        assertEquals(19, tail(log).size(), "without a filter, the request too");
+
+        assertEquals(List.of(), tail(log, "--exec", "--deny"), "--deny keeps requests only, as with --host");
+        assertEquals(List.of(), tail(log, "--files", "--host", "registry.example.test"));
+        assertEquals(1, tail(log, "--host", "registry.example.test").size());
+    }
+
+    private static List<String> tail(Path log, String... filters) {
+        List<String> args = new ArrayList<>(List.of("log", "tail", "-n", "100", "--color", "never"));
+        args.addAll(List.of(filters));
+        args.add(log.toString());
+        LogReaderTestCli.Run r = LogReaderTestCli.run(args.toArray(String[]::new));
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        return r.out().lines().toList();
     }
 
     @Test

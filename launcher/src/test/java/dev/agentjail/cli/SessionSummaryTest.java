@@ -96,6 +96,28 @@ class SessionSummaryTest {
                 out);
     }
 
+    @Test
+    void namesTheProgramsRunAndFilesChangedWhenTheyWereAudited() {
+        Path missing = dir.resolve("missing.jsonl");
+        String head =
+                "agentjail: session " + ID + ": 0 requests, 0 denied, 0 secrets redacted; audit log " + missing + "\n";
+        assertEquals(head + "agentjail:   ran 214 programs, changed 37 files\n", activity(missing, 214L, 37L));
+        assertEquals(head + "agentjail:   ran 1 program, changed 1 file\n", activity(missing, 1L, 1L));
+        assertEquals(head + "agentjail:   ran 0 programs, changed 0 files\n", activity(missing, 0L, 0L));
+        assertEquals(head + "agentjail:   ran 3 programs\n", activity(missing, 3L, null), "file auditing off");
+        assertEquals(head + "agentjail:   changed 2 files\n", activity(missing, null, 2L), "exec auditing off");
+        assertEquals(head, activity(missing, null, null), "auditing off: not a word about it");
+        assertEquals(print(missing, 0, 0), activity(missing, null, null), "the older call prints the same");
+    }
+
+    private static String activity(Path log, Long programs, Long filesChanged) {
+        StringWriter text = new StringWriter();
+        PrintWriter err = new PrintWriter(text);
+        SessionSummary.print(err, ID, log, 0, 0, programs, filesChanged);
+        err.flush();
+        return text.toString();
+    }
+
     private static String print(Path log, long requests, long denials) {
         StringWriter text = new StringWriter();
         PrintWriter err = new PrintWriter(text);
