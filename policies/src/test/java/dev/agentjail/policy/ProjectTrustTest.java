@@ -113,6 +113,18 @@ class ProjectTrustTest {
                         "makes the proxy trust the CA in 'certs/ca.pem' for every upstream server, also those"
                                 + " credentials go to"),
                 arguments(
+                        "version: 1\naudit:\n  exec: off\n",
+                        "audit.exec",
+                        "turns off the record of every program the agent runs"),
+                arguments(
+                        "version: 1\naudit:\n  files: \"off\"\n",
+                        "audit.files",
+                        "turns off the record of every file the agent changes"),
+                arguments(
+                        "version: 1\naudit:\n  failure: open\n",
+                        "audit.failure",
+                        "lets the agent run programs and change files unrecorded when the audit supervisor fails"),
+                arguments(
                         "version: 1\naudit:\n  log: ~/.bashrc\n",
                         "audit.log",
                         "makes agentjail write its audit log to the host file '~/.bashrc' instead of where your own"
@@ -275,6 +287,7 @@ class ProjectTrustTest {
                 arguments("version: 1\nredaction:\n  action: redact\n"),
                 arguments("version: 1\njail:\n  new_session: true\n  share_timezone: true\n  hostname: agentjail\n"),
                 arguments("version: 1\nenv:\n  deny: [\"AWS_*\"]\n"),
+                arguments("version: 1\naudit:\n  exec: on\n  files: on\n  failure: closed\n"),
                 arguments("version: 1\nextends: []\n"));
     }
 

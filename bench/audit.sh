@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Wall time of real work inside the jail with the exec and file audit off, exec only, and exec + files
+# (docs/benchmarks.md, issue 20): make -j2 of a generated C project, and npm ci --offline of a mid-size
+# project from a cache filled once on the host. The three settings alternate within each round, so they
+# share the machine's minutes; ROUNDS (default 3) rounds.
+set -euo pipefail
+here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+rounds=${ROUNDS:-3}
+work=$(mktemp -d /tmp/agentjail-audit-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+agentjail="$here/bin/agentjail"
+
+for setting in off exec files; do
+  case $setting in
+    off) printf 'version: 1\naudit: {exec: off, files: off}\n' ;;
+    exec) printf 'version: 1\naudit: {exec: on, files: off}\n' ;;
+    files) printf 'version: 1\naudit: {exec: on, files: on}\n' ;;
+  esac > "$work/$setting.yaml"
+done
+
+# A C project: 200 translation units and a Makefile.
+mkdir -p "$work/c/src"
+for i in $(seq 1 200); do
+  cat > "$work/c/src/u$i.c" <<C
+#include <stdio.h>
+#include <string.h>
+int u${i}_f(const char *s) { int h = $i; for (size_t k = 0; k < strlen(s); k++) h = h * 31 + s[k]; return h; }
+int u${i}_g(int x) { char b[64]; snprintf(b, sizeof b, "%d-%d", x, $i); return u${i}_f(b); }
+C
+done
+cat > "$work/c/Makefile" <<'M'
+SRC := $(wildcard src/*.c)
+OBJ := $(SRC:src/%.c=out/%.o)
+all: out/lib.a
+out/%.o: src/%.c
+	@mkdir -p out
+	$(CC) -O1 -c -o $@ $<
+out/lib.a: $(OBJ)
+	ar rcs $@ $^
+clean:
+	rm -rf out
+M
+
+# A node project with a few well-known dependencies; its cache is filled on the host, outside any jail.
+mkdir -p "$work/npm"
+cat > "$work/npm/package.json" <<'J'
+{"name": "bench", "version": "1.0.0", "private": true,
+ "dependencies": {"express": "^4", "lodash": "^4", "eslint": "^8", "typescript": "^5"}}
+J
+have_npm=no
+if command -v npm >/dev/null && (cd "$work/npm" && npm install --cache "$work/npm/.cache" --no-audit --no-fund \
+    --loglevel=error >/dev/null 2>&1); then
+  have_npm=yes
+  rm -rf "$work/npm/node_modules"
+fi
+
+run() { # setting, project, command
+  local start end
+  start=$(date +%s%N)
+  (cd "$2" && "$agentjail" run --policy "$work/$1.yaml" --audit-log "$work/audit-$1.jsonl" -- sh -c "$3" \
+    >/dev/null 2>"$work/last.err") || { cat "$work/last.err" >&2; return 1; }
+  end=$(date +%s%N)
+  echo $(( (end - start) / 1000000 ))
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+echo "workload round off_ms exec_ms files_ms exec/off files/off"
+for r in $(seq 1 "$rounds"); do
+  declare -A t=()
+  for setting in off exec files; do
+    t[$setting]=$(run "$setting" "$work/c" "make clean >/dev/null; make -j2 >/dev/null")
+  done
+  echo "make-j2 $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  if [ "$have_npm" = yes ]; then
+    for setting in off exec files; do
+      t[$setting]=$(run "$setting" "$work/npm" \
+        "rm -rf node_modules; npm ci --offline --cache .cache --no-audit --no-fund --loglevel=error >/dev/null")
+    done
+    echo "npm-ci $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  fi
+done
+for setting in exec files; do
+  echo "records ($setting): $(grep -c '"kind":"exec"' "$work/audit-$setting.jsonl") exec, $(grep -c '"kind":"file"' "$work/audit-$setting.jsonl") file"
+done
