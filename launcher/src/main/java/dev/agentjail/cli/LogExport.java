@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agentjail log export}: audit records as Elastic Common Schema or OCSF HTTP Activity, one JSON per line. */
+/** {@code agentjail log export}: audit records as Elastic Common Schema or OCSF events, one JSON per line. */
 @Command(
         name = "export",
         mixinStandardHelpOptions = true,
@@ -21,8 +21,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Writes audit records as ECS or OCSF for a SIEM, one JSON object per line.",
             "--format ecs: Elastic Common Schema, every record. --format ocsf: OCSF",
-            "1.3.0 HTTP Activity (class_uid 4002), request and tunnel-close records.",
-            "Field mapping: docs/audit-export.md."
+            "1.3.0: request and tunnel-close records as HTTP Activity (class_uid 4002),",
+            "programs run in the jail as Process Activity (1007), changes to its files",
+            "as File System Activity (1001). Field mapping: docs/audit-export.md."
         })
 final class LogExport implements Callable<Integer> {
     static final String ECS = "ecs";
@@ -65,8 +66,9 @@ final class LogExport implements Callable<Integer> {
             LogExportOutput.write(output, out -> export(out, mapping, err, skipped));
         }
         if (skipped[0] > 0) {
-            err.println("agentjail: " + skipped[0] + " record(s) other than request and tunnel-close (session"
-                    + " records) not exported: OCSF HTTP Activity has no equivalent; --format ecs exports them");
+            err.println("agentjail: " + skipped[0] + " record(s) other than request, tunnel-close, exec and file"
+                    + " (session records, audit gaps) not exported: OCSF has no class for them here; --format ecs"
+                    + " exports them");
         }
         return ExitCodes.OK;
     }

@@ -10,7 +10,9 @@ import java.util.regex.Pattern;
 
 /**
  * Maps an audit record to an Elastic Common Schema document (field mapping: docs/audit-export.md). Every kind of record
- * is exported; what ECS has no field for goes under the custom {@code agentjail.*} namespace.
+ * is exported: requests as {@code http.*}, {@code url.*}, {@code source.*} and {@code destination.*}, programs the
+ * jail ran as {@code process.*}, changes to its files as {@code file.*}; what ECS has no field for goes under the
+ * custom {@code agentjail.*} namespace.
  */
 final class LogExportEcs {
     static final String ECS_VERSION = "8.11.0";
@@ -28,7 +30,7 @@ final class LogExportEcs {
         put(doc, "event.kind", "event");
         put(doc, "event.category", categories(r));
         put(doc, "event.type", types(r));
-        put(doc, "event.action", r.kind());
+        put(doc, "event.action", r.isFile() ? r.file().op() : r.kind());
         put(doc, "event.outcome", outcome(r));
         put(doc, "event.reason", r.reason());
         // ECS wants nanoseconds; a duration too long for them (292 years) saturates.
@@ -84,6 +86,16 @@ final class LogExportEcs {
             put(doc, "agentjail.websocket.messages_out", r.websocket().messagesOut());
             put(doc, "agentjail.websocket.messages_in", r.websocket().messagesIn());
         }
+        if (r.isExec()) {
+            exec(doc, r.exec());
+        }
+        if (r.isFile()) {
+            file(doc, r.file());
+        }
+        if (r.isAuditGap()) {
+            put(doc, "agentjail.gap.missed", r.gap().missed());
+            put(doc, "agentjail.gap.stopped", r.gap().stopped());
+        }
         LogRecord.SessionInfo s = r.sessionInfo();
         if (s != null) {
             put(doc, "agentjail.policy.sha256", s.policySha256());
@@ -99,14 +111,80 @@ final class LogExportEcs {
             put(doc, "agentjail.denials", s.denials());
             put(doc, "agentjail.limits", s.limits());
             put(doc, "agentjail.limit_hits", s.limitHits());
+            put(doc, "agentjail.programs", s.programs());
+            put(doc, "agentjail.files_changed", s.filesChanged());
         }
         return doc;
+    }
+
+    /** A program the jail started: ECS {@code process.*} and {@code user.id}; the rest under {@code agentjail.*}. */
+    private static void exec(Map<String, Object> doc, LogRecord.Exec e) {
+        put(doc, "process.executable", e.path());
+        put(doc, "process.name", LogExportMapping.baseName(e.path()));
+        put(doc, "process.args", e.argv());
+        put(doc, "process.args_count", (long) e.argv().size());
+        put(doc, "process.pid", e.pid());
+        put(doc, "process.parent.pid", e.ppid());
+        put(doc, "process.working_directory", e.cwd());
+        put(doc, "user.id", Long.toString(e.uid()));
+        put(doc, "agentjail.count", e.count());
+        if (e.argvTruncated()) {
+            put(doc, "agentjail.argv_truncated", true);
+        }
+        if (e.racy()) {
+            put(doc, "agentjail.racy", true);
+        }
+    }
+
+    /**
+     * A change to the jail's files: ECS {@code file.*} and {@code process.pid}; {@code file.target_path} is the new
+     * name of a rename, the existing file of a link and the text of a symbolic link.
+     */
+    private static void file(Map<String, Object> doc, LogRecord.FileChange f) {
+        put(doc, "file.path", f.path());
+        if (!f.folded()) {
+            put(doc, "file.name", LogExportMapping.baseName(f.path()));
+        }
+        put(doc, "file.target_path", f.target());
+        put(doc, "file.type", fileType(f.op()));
+        put(doc, "process.pid", f.pid());
+        put(doc, "agentjail.count", f.count());
+        if (!f.flags().isEmpty()) {
+            put(doc, "agentjail.file.flags", f.flags());
+        }
+        if (f.paths() > 1) {
+            put(doc, "agentjail.file.paths", f.paths());
+        }
+        if (f.racy()) {
+            put(doc, "agentjail.racy", true);
+        }
+    }
+
+    /** ECS {@code file.type} where the operation tells it: a directory made or removed, a symbolic link made. */
+    private static String fileType(String op) {
+        return switch (op) {
+            case "mkdir", "rmdir" -> "dir";
+            case "symlink" -> "symlink";
+            default -> null;
+        };
+    }
+
+    /** ECS {@code event.type} of a file operation: what it makes, removes, or changes. */
+    static String fileEventType(String op) {
+        return switch (op) {
+            case "mkdir", "link", "symlink", "mknod" -> "creation";
+            case "unlink", "rmdir" -> "deletion";
+            default -> "change";
+        };
     }
 
     private static List<String> categories(LogRecord r) {
         return switch (r.kind()) {
             case LogRecord.REQUEST -> List.of("network", "web");
             case LogRecord.SESSION_START, LogRecord.SESSION_END -> List.of("session");
+            case LogRecord.EXEC -> List.of("process");
+            case LogRecord.FILE -> List.of("file");
+            case LogRecord.AUDIT_GAP -> List.of("process", "file");
             default -> List.of("network");
         };
     }
@@ -120,6 +198,8 @@ final class LogExportEcs {
             case LogRecord.TUNNEL_CLOSE -> List.of("connection", "end");
             case LogRecord.SESSION_START -> List.of("start");
             case LogRecord.SESSION_END -> List.of("end");
+            case LogRecord.EXEC -> List.of("start");
+            case LogRecord.FILE -> List.of(fileEventType(r.file().op()));
             default -> List.of("info");
         };
     }

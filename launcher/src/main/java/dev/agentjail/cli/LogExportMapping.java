@@ -146,6 +146,16 @@ final class LogExportMapping {
                 .toList();
     }
 
+    /**
+     * The last name of a path ({@code mv} of {@code /usr/bin/mv}, {@code build} of a folded {@code build/}); the path
+     * itself when it has none ({@code *}, {@code /}).
+     */
+    static String baseName(String path) {
+        String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
+        String name = p.substring(p.lastIndexOf('/') + 1);
+        return name.isEmpty() ? path : name;
+    }
+
     /** The rule, unless it is the "no rule applied" marker. */
     static String rule(LogRecord r) {
         return r.rule() == null || r.rule().equals("-") ? null : r.rule();

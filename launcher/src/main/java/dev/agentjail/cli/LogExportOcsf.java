@@ -6,9 +6,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Maps an audit record to an OCSF 1.3.0 HTTP Activity event (class_uid 4002; field mapping: docs/audit-export.md).
- * Only {@code request} and {@code tunnel-close} records are HTTP activity; session records map to {@code null}.
- * What OCSF has no attribute for goes under {@code unmapped}.
+ * Maps an audit record to an OCSF 1.3.0 event (field mapping: docs/audit-export.md): {@code request} and {@code
+ * tunnel-close} records to HTTP Activity (class_uid 4002), {@code exec} records to Process Activity (1007, Launch),
+ * {@code file} records to File System Activity (1001). Session and audit-gap records have no such class and map to
+ * {@code null}. What OCSF has no attribute for goes under {@code unmapped}.
  */
 final class LogExportOcsf {
     static final String OCSF_VERSION = "1.3.0";
@@ -17,11 +18,38 @@ final class LogExportOcsf {
     static final int SEVERITY_INFORMATIONAL = 1;
     static final int SEVERITY_LOW = 2;
     static final int SEVERITY_MEDIUM = 3;
+    static final int SYSTEM_CATEGORY_UID = 1;
+    static final int PROCESS_CLASS_UID = 1007;
+    static final int FILE_CLASS_UID = 1001;
+    static final int LAUNCH = 1;
+    static final int FILE_CREATE = 1;
+    static final int FILE_UPDATE = 3;
+    static final int FILE_DELETE = 4;
+    static final int FILE_RENAME = 5;
+    static final int FILE_SET_ATTRIBUTES = 6;
+    static final int FILE_SET_SECURITY = 7;
+
+    /** OCSF file {@code type_id}s. */
+    static final int TYPE_UNKNOWN = 0;
+
+    static final int TYPE_REGULAR = 1;
+    static final int TYPE_FOLDER = 2;
+    static final int TYPE_SYMLINK = 7;
+    static final int DEVICE_OTHER = 99;
+
+    /** The device of exec and file events: the session's jail ({@code device.uid} is the session). */
+    static final String DEVICE_NAME = "agentjail jail";
 
     private LogExportOcsf() {}
 
-    /** The event for {@code r}, or {@code null} when the record is no HTTP activity (session records). */
+    /** The event for {@code r}, or {@code null} when OCSF has no class for it here (session and audit-gap records). */
     static Map<String, Object> map(LogRecord r) {
+        if (r.isExec()) {
+            return process(r);
+        }
+        if (r.isFile()) {
+            return fileSystem(r);
+        }
         if (!r.isRequest() && !LogRecord.TUNNEL_CLOSE.equals(r.kind())) {
             return null;
         }
@@ -98,6 +126,143 @@ final class LogExportOcsf {
             put(e, "unmapped.websocket.messages_in", r.websocket().messagesIn());
         }
         return e;
+    }
+
+    /**
+     * A program the jail started: Process Activity, Launch. The launched process is {@code process} (its executable
+     * as {@code process.file}, its parent and user), the parent that started it the {@code actor}.
+     */
+    private static Map<String, Object> process(LogRecord r) {
+        LogRecord.Exec x = r.exec();
+        Map<String, Object> e = system(r, PROCESS_CLASS_UID, "Process Activity", LAUNCH, "Launch");
+        put(e, "process.pid", x.pid());
+        put(e, "process.cmd_line", String.join(" ", x.argv()));
+        put(e, "process.name", LogExportMapping.baseName(x.path()));
+        put(e, "process.file.name", LogExportMapping.baseName(x.path()));
+        put(e, "process.file.path", x.path());
+        put(e, "process.file.type_id", TYPE_REGULAR);
+        put(e, "process.parent_process.pid", x.ppid());
+        put(e, "process.user.uid", Long.toString(x.uid()));
+        put(e, "actor.process.pid", x.ppid());
+        put(e, "actor.user.uid", Long.toString(x.uid()));
+        device(e, r);
+        put(e, "unmapped.argv", x.argv());
+        put(e, "unmapped.cwd", x.cwd());
+        if (x.argvTruncated()) {
+            put(e, "unmapped.argv_truncated", true);
+        }
+        if (x.racy()) {
+            put(e, "unmapped.racy", true);
+        }
+        if (!r.redactions().isEmpty()) {
+            put(e, "unmapped.redactions", LogExportMapping.redactions(r));
+        }
+        return e;
+    }
+
+    /**
+     * A change to the jail's files: File System Activity. The path changed is {@code file}; a rename's new name is
+     * {@code file_result}; a link's existing file and a symbolic link's text are {@code unmapped.target}.
+     */
+    private static Map<String, Object> fileSystem(LogRecord r) {
+        LogRecord.FileChange f = r.file();
+        int activity = fileActivityId(f.op());
+        Map<String, Object> e = system(r, FILE_CLASS_UID, "File System Activity", activity, fileActivityName(activity));
+        put(e, "file.name", LogExportMapping.baseName(f.path()));
+        put(e, "file.path", f.path());
+        put(e, "file.type_id", fileTypeId(f));
+        if ("rename".equals(f.op()) && f.target() != null) {
+            put(e, "file_result.name", LogExportMapping.baseName(f.target()));
+            put(e, "file_result.path", f.target());
+            put(e, "file_result.type_id", TYPE_UNKNOWN);
+        } else {
+            put(e, "unmapped.target", f.target());
+        }
+        put(e, "actor.process.pid", f.pid());
+        device(e, r);
+        put(e, "unmapped.operation", f.op());
+        if (!f.flags().isEmpty()) {
+            put(e, "unmapped.flags", f.flags());
+        }
+        if (f.paths() > 1) {
+            put(e, "unmapped.paths", f.paths());
+        }
+        if (f.racy()) {
+            put(e, "unmapped.racy", true);
+        }
+        return e;
+    }
+
+    /** What every System Activity event here starts with; {@code count} is how many events the record stands for. */
+    private static Map<String, Object> system(LogRecord r, int classUid, String className, int activity, String name) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        put(e, "activity_id", activity);
+        put(e, "activity_name", name);
+        put(e, "category_uid", SYSTEM_CATEGORY_UID);
+        put(e, "category_name", "System Activity");
+        put(e, "class_uid", classUid);
+        put(e, "class_name", className);
+        put(e, "type_uid", (long) classUid * 100 + activity);
+        put(e, "type_name", className + ": " + name);
+        int severity = severity(r);
+        put(e, "severity_id", severity);
+        put(e, "severity", severityName(severity));
+        put(e, "time", r.ts().toEpochMilli());
+        put(e, "count", r.isExec() ? r.exec().count() : r.file().count());
+        put(e, "metadata.version", OCSF_VERSION);
+        put(e, "metadata.product.name", LogExportEcs.PRODUCT);
+        put(e, "metadata.product.vendor_name", LogExportEcs.PRODUCT);
+        put(e, "metadata.event_code", r.kind());
+        put(e, "metadata.correlation_uid", r.sessionId());
+        put(e, "metadata.sequence", r.seq().isPresent() ? r.seq().getAsLong() : null);
+        return e;
+    }
+
+    /** The device System Activity requires: the session's jail, named by the session. */
+    private static void device(Map<String, Object> e, LogRecord r) {
+        put(e, "device.type_id", DEVICE_OTHER);
+        put(e, "device.type", "Other");
+        put(e, "device.name", DEVICE_NAME);
+        put(e, "device.uid", r.sessionId());
+    }
+
+    /**
+     * A file operation's activity: what makes a name Create, what removes one Delete, rename Rename, a write or a
+     * truncation Update, permissions and owner Set Security, times and extended attributes Set Attributes.
+     */
+    static int fileActivityId(String op) {
+        return switch (op) {
+            case "mkdir", "link", "symlink", "mknod" -> FILE_CREATE;
+            case "unlink", "rmdir" -> FILE_DELETE;
+            case "rename" -> FILE_RENAME;
+            case "chmod", "chown" -> FILE_SET_SECURITY;
+            case "utime", "xattr" -> FILE_SET_ATTRIBUTES;
+            default -> FILE_UPDATE;
+        };
+    }
+
+    private static String fileActivityName(int id) {
+        return switch (id) {
+            case FILE_CREATE -> "Create";
+            case FILE_DELETE -> "Delete";
+            case FILE_RENAME -> "Rename";
+            case FILE_SET_SECURITY -> "Set Security";
+            case FILE_SET_ATTRIBUTES -> "Set Attributes";
+            default -> "Update";
+        };
+    }
+
+    /** A directory made or removed, a symbolic link made, a file truncated; unknown for the rest and folded records. */
+    private static int fileTypeId(LogRecord.FileChange f) {
+        if (f.folded()) {
+            return TYPE_UNKNOWN;
+        }
+        return switch (f.op()) {
+            case "mkdir", "rmdir" -> TYPE_FOLDER;
+            case "symlink" -> TYPE_SYMLINK;
+            case "truncate" -> TYPE_REGULAR;
+            default -> TYPE_UNKNOWN;
+        };
     }
 
     /** OCSF's HTTP methods; another method is 99 (Other, named in activity_name), no method 0 (Unknown). */

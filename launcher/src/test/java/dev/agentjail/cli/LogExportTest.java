@@ -18,6 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LogExportTest {
     static final LogExportFieldList ECS = LogExportFieldList.load("ecs-fields.txt");
     static final LogExportFieldList OCSF = LogExportFieldList.load("ocsf-http-activity-fields.txt");
+    static final LogExportFieldList OCSF_PROCESS = LogExportFieldList.load("ocsf-process-activity-fields.txt");
+    static final LogExportFieldList OCSF_FILE = LogExportFieldList.load("ocsf-file-system-activity-fields.txt");
 
     @TempDir
     Path dir;
@@ -65,7 +67,7 @@ class LogExportTest {
         Path log = LogReaderTestCli.resource(LogTailTest.SAMPLE);
         LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "ocsf", log.toString());
         assertEquals(ExitCodes.OK, r.exitCode(), r.err());
-        assertTrue(r.err().contains("2 record(s) other than request and tunnel-close"), r.err());
+        assertTrue(r.err().contains("2 record(s) other than request, tunnel-close, exec and file"), r.err());
         List<Map<String, Object>> events = parseLines(r.out());
         assertEquals(14, events.size(), "13 requests and 1 tunnel-close");
         for (Map<String, Object> e : events) {
@@ -114,6 +116,160 @@ class LogExportTest {
                         Map.of("kind", "known:API_KEY", "location", "header:authorization", "count", 2L),
                         Map.of("kind", "github-pat", "location", "body", "count", 1L)),
                 at(redacted, "unmapped.redactions"));
+    }
+
+    @Test
+    void programsAndFileChangesAreEcsProcessAndFileEvents() throws Exception {
+        Path log = LogReaderTestCli.resource(LogTailTest.JAIL);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "ecs", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        List<Map<String, Object>> docs = parseLines(r.out());
+        assertEquals(21, docs.size(), "every record");
+        for (Map<String, Object> doc : docs) {
+            assertEquals(List.of(), ECS.problems(doc), () -> LogRecordJson.write(doc));
+        }
+        Map<String, Object> mv = docs.get(3);
+        assertEquals(List.of("process"), at(mv, "event.category"));
+        assertEquals(List.of("start"), at(mv, "event.type"));
+        assertEquals("exec", at(mv, "event.action"));
+        assertEquals("/usr/bin/mv", at(mv, "process.executable"));
+        assertEquals("mv", at(mv, "process.name"));
+        assertEquals(List.of("mv", "a", "b"), at(mv, "process.args"));
+        assertEquals(3L, at(mv, "process.args_count"));
+        assertEquals(7L, at(mv, "process.pid"));
+        assertEquals(1L, at(mv, "process.parent.pid"));
+        assertEquals("/home/u/proj", at(mv, "process.working_directory"));
+        assertEquals("1000", at(mv, "user.id"));
+        assertEquals(1L, at(mv, "agentjail.count"));
+        assertNull(at(mv, "event.sequence"), "the count is no sequence number");
+        assertEquals(3L, at(docs.get(9), "agentjail.count"), "a record of three starts");
+
+        Map<String, Object> rename = docs.get(4);
+        assertEquals(List.of("file"), at(rename, "event.category"));
+        assertEquals(List.of("change"), at(rename, "event.type"));
+        assertEquals("rename", at(rename, "event.action"));
+        assertEquals("a", at(rename, "file.path"));
+        assertEquals("b", at(rename, "file.target_path"));
+        assertEquals(7L, at(rename, "process.pid"));
+        Map<String, Object> symlink = docs.get(6);
+        assertEquals(List.of("creation"), at(symlink, "event.type"));
+        assertEquals("symlink", at(symlink, "file.type"));
+        assertEquals("x", at(symlink, "file.target_path"));
+        Map<String, Object> folded = docs.get(10);
+        assertEquals("build/", at(folded, "file.path"));
+        assertNull(at(folded, "file.name"), "a folded record names a directory, not a file");
+        assertEquals(40L, at(folded, "agentjail.file.paths"));
+        assertEquals(120L, at(folded, "agentjail.count"));
+        assertEquals(List.of("create", "truncate"), at(folded, "agentjail.file.flags"));
+        assertEquals(List.of("deletion"), at(docs.get(18), "event.type"), "rmdir");
+        assertEquals(List.of("deletion"), at(docs.get(14), "event.type"), "unlink");
+
+        Map<String, Object> gap = docs.get(19);
+        assertEquals("audit-gap", at(gap, "event.action"));
+        assertEquals("audit-supervisor-behind", at(gap, "event.reason"));
+        assertEquals(12L, at(gap, "agentjail.gap.missed"));
+        assertEquals(false, at(gap, "agentjail.gap.stopped"));
+        assertEquals(7L, at(docs.get(20), "agentjail.programs"));
+        assertEquals(9L, at(docs.get(20), "agentjail.files_changed"));
+    }
+
+    @Test
+    void programsAndFileChangesAreOcsfProcessAndFileSystemActivity() throws Exception {
+        Path log = LogReaderTestCli.resource(LogTailTest.JAIL);
+        LogReaderTestCli.Run r = LogReaderTestCli.run("log", "export", "--format", "ocsf", log.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r.err());
+        assertTrue(r.err().contains("3 record(s) other than request, tunnel-close, exec and file"), r.err());
+        List<Map<String, Object>> events = parseLines(r.out());
+        assertEquals(18, events.size(), "6 exec, 11 file, 1 request");
+        for (Map<String, Object> e : events) {
+            long classUid = (Long) e.get("class_uid");
+            LogExportFieldList list = switch ((int) classUid) {
+                case 1007 -> OCSF_PROCESS;
+                case 1001 -> OCSF_FILE;
+                default -> OCSF;
+            };
+            assertEquals(List.of(), list.problems(e), () -> LogRecordJson.write(e));
+            assertEquals(classUid * 100 + (Long) e.get("activity_id"), e.get("type_uid"));
+        }
+        Map<String, Object> mv = events.get(2);
+        assertEquals(1007L, mv.get("class_uid"));
+        assertEquals(1L, mv.get("category_uid"));
+        assertEquals(1L, mv.get("activity_id"), "Launch");
+        assertEquals(100701L, mv.get("type_uid"));
+        assertEquals("Process Activity: Launch", mv.get("type_name"));
+        assertEquals("/usr/bin/mv", at(mv, "process.file.path"));
+        assertEquals("mv", at(mv, "process.file.name"));
+        assertEquals("mv a b", at(mv, "process.cmd_line"));
+        assertEquals(7L, at(mv, "process.pid"));
+        assertEquals(1L, at(mv, "process.parent_process.pid"));
+        assertEquals(1L, at(mv, "actor.process.pid"), "the parent started it");
+        assertEquals("1000", at(mv, "actor.user.uid"));
+        assertEquals("/home/u/proj", at(mv, "unmapped.cwd"));
+        assertEquals("c0ffee0123456789", at(mv, "device.uid"));
+        assertEquals(3L, events.get(8).get("count"), "a record of three starts");
+
+        Map<String, Object> rename = events.get(3);
+        assertEquals(1001L, rename.get("class_uid"));
+        assertEquals(5L, rename.get("activity_id"), "Rename");
+        assertEquals(100105L, rename.get("type_uid"));
+        assertEquals("a", at(rename, "file.path"));
+        assertEquals("b", at(rename, "file_result.path"));
+        assertEquals(7L, at(rename, "actor.process.pid"));
+        Map<String, Object> write = events.get(1);
+        assertEquals(3L, write.get("activity_id"), "Update");
+        assertEquals(List.of("create", "truncate"), at(write, "unmapped.flags"));
+        assertEquals(1L, events.get(5).get("activity_id"), "a symbolic link made: Create");
+        assertEquals(7L, at(events.get(5), "file.type_id"), "Symbolic Link");
+        assertEquals("x", at(events.get(5), "unmapped.target"));
+        assertEquals(2L, at(events.get(11), "file.type_id"), "mkdir: Folder");
+        assertEquals(7L, events.get(14).get("activity_id"), "chmod: Set Security");
+        assertEquals(4L, events.get(17).get("activity_id"), "rmdir: Delete");
+        Map<String, Object> anywhere = events.get(15);
+        assertEquals("*", at(anywhere, "file.path"));
+        assertEquals(500L, anywhere.get("count"));
+        assertEquals(300L, at(anywhere, "unmapped.paths"));
+    }
+
+    @Test
+    void everyFileOperationHasItsOcsfActivityAndEcsType() {
+        Map<String, Long> activity = new LinkedHashMap<>();
+        Map<String, String> type = new LinkedHashMap<>();
+        for (String op : dev.agentjail.proxy.audit.FileDetails.OPERATIONS) {
+            activity.put(op, (long) LogExportOcsf.fileActivityId(op));
+            type.put(op, LogExportEcs.fileEventType(op));
+        }
+        assertEquals(
+                Map.ofEntries(
+                        Map.entry("write", 3L),
+                        Map.entry("truncate", 3L),
+                        Map.entry("unlink", 4L),
+                        Map.entry("rmdir", 4L),
+                        Map.entry("rename", 5L),
+                        Map.entry("mkdir", 1L),
+                        Map.entry("link", 1L),
+                        Map.entry("symlink", 1L),
+                        Map.entry("mknod", 1L),
+                        Map.entry("chmod", 7L),
+                        Map.entry("chown", 7L),
+                        Map.entry("utime", 6L),
+                        Map.entry("xattr", 6L)),
+                activity);
+        assertEquals(
+                Map.ofEntries(
+                        Map.entry("write", "change"),
+                        Map.entry("truncate", "change"),
+                        Map.entry("unlink", "deletion"),
+                        Map.entry("rmdir", "deletion"),
+                        Map.entry("rename", "change"),
+                        Map.entry("mkdir", "creation"),
+                        Map.entry("link", "creation"),
+                        Map.entry("symlink", "creation"),
+                        Map.entry("mknod", "creation"),
+                        Map.entry("chmod", "change"),
+                        Map.entry("chown", "change"),
+                        Map.entry("utime", "change"),
+                        Map.entry("xattr", "change")),
+                type);
     }
 
     @Test
