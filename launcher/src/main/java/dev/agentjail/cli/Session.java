@@ -673,7 +673,14 @@ final class Session {
             SessionDirs.delete(sessionDir);
             if (startRecorded) {
                 // A session refused before its start record is in no log: its id would lead nowhere.
-                SessionSummary.print(err, id, auditLog, audit.requests(), audit.denials()); // SUMMARY7
+                SessionSummary.print(
+                        err,
+                        id,
+                        auditLog,
+                        audit.requests(),
+                        audit.denials(),
+                        activity == null || !auditScope(loaded.policy()).exec() ? null : activity.programs(),
+                        activity == null || !auditScope(loaded.policy()).files() ? null : activity.filesChanged());
             }
             err.flush();
             StartupTrace.mark("session closed");
