@@ -19,7 +19,9 @@ import picocli.CommandLine.Spec;
             "Writes a self-contained HTML report of audit logs.",
             "The page loads nothing from elsewhere. It shows requests over time by host,",
             "allowed against denied, bytes per host, redactions by kind, MCP calls by",
-            "tool, and a table of denials with their reasons."
+            "tool, and a table of denials with their reasons. From inside the jail: a",
+            "timeline of the commands run, the files changed per session by directory",
+            "and operation, and the audit gaps."
         })
 final class ReportCommand implements Callable<Integer> {
     @Spec

@@ -23,6 +23,12 @@ final class ReportData {
     /** The time chart stacks this many hosts; the rest share one series. */
     static final int MAX_SERIES_HOSTS = 8;
 
+    /** The commands timeline keeps this many rows (the first ones); the count of the rest is shown. */
+    static final int MAX_COMMAND_ROWS = 2000;
+
+    /** Each session's files-changed table keeps this many directories (the most changed); the rest are added up. */
+    static final int MAX_DIRECTORY_ROWS = 200;
+
     static final String OTHER_HOSTS = "(other hosts)";
     static final int MAX_BUCKETS = 60;
 
@@ -35,6 +41,10 @@ final class ReportData {
     private final Map<String, Long> redactions = new TreeMap<>();
     private final Map<String, Long> mcpTools = new TreeMap<>();
     private final List<LogRecord> denials = new ArrayList<>();
+    private final List<LogRecord> commands = new ArrayList<>();
+    private final Map<String, Map<String, LogSummaryStats.Directory>> changes = new LinkedHashMap<>();
+    private final List<LogRecord> gaps = new ArrayList<>();
+    private long commandCount;
     private long denialCount;
     private long[] requestTimes = new long[1024];
     private String[] requestHosts = new String[1024];
@@ -42,6 +52,19 @@ final class ReportData {
 
     void add(LogRecord r) {
         stats.add(r);
+        if (r.isExec()) {
+            commandCount++;
+            if (commands.size() < MAX_COMMAND_ROWS) {
+                commands.add(r);
+            }
+        } else if (r.isFile()) {
+            LogSummaryStats.Directory d = changes.computeIfAbsent(r.sessionId(), k -> new HashMap<>())
+                    .computeIfAbsent(LogSummaryStats.directoryOf(r.file().path()), LogSummaryStats.Directory::new);
+            d.changes += r.file().count();
+            d.operations.merge(r.file().op(), r.file().count(), Long::sum);
+        } else if (r.isAuditGap() && gaps.size() < MAX_COMMAND_ROWS) {
+            gaps.add(r);
+        }
         for (LogRecord.Redaction x : r.messageRedactions()) {
             redactions.merge(x.kind(), x.count(), Long::sum);
         }
@@ -81,6 +104,35 @@ final class ReportData {
 
     long denialCount() {
         return denialCount;
+    }
+
+    /** The first {@value #MAX_COMMAND_ROWS} exec records, in log order. */
+    List<LogRecord> commands() {
+        return commands;
+    }
+
+    /** All exec records, each counted once (however many starts it stands for). */
+    long commandCount() {
+        return commandCount;
+    }
+
+    /** The sessions that changed files, in the order they first did. */
+    List<String> changingSessions() {
+        return List.copyOf(changes.keySet());
+    }
+
+    /** A session's directories by changes, most first, then by name. */
+    List<LogSummaryStats.Directory> changes(String session) {
+        List<LogSummaryStats.Directory> list =
+                new ArrayList<>(changes.get(session).values());
+        list.sort(Comparator.comparingLong((LogSummaryStats.Directory d) -> -d.changes)
+                .thenComparing(d -> d.name));
+        return list;
+    }
+
+    /** The audit-gap records, in log order (at most {@value #MAX_COMMAND_ROWS}). */
+    List<LogRecord> gaps() {
+        return gaps;
     }
 
     long mcpCalls() {

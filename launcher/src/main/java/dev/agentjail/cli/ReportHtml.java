@@ -53,7 +53,7 @@ final class ReportHtml {
         } else {
             h.append(" &middot; no records");
         }
-        h.append("</p>\n<noscript><p>The charts need JavaScript; the totals and the denials table do not.</p>"
+        h.append("</p>\n<noscript><p>The charts need JavaScript; the totals and the tables do not.</p>"
                 + "</noscript>\n");
         h.append("<section class=\"totals\">\n");
         card(h, "requests", "requests", Long.toString(total.requests));
@@ -68,6 +68,13 @@ final class ReportHtml {
             card(h, "websockets", "WebSocket connections", Long.toString(total.webSockets));
             card(h, "websocket-messages", "WebSocket messages sent, received", LogSummary.messages(total));
         }
+        if (stats.runs() > 0 || stats.changes() > 0 || stats.gaps() > 0) {
+            card(h, "programs", "programs run", Long.toString(stats.runs()));
+            card(h, "changes", "file changes", Long.toString(stats.changes()));
+            if (stats.gaps() > 0) {
+                card(h, "gaps", "audit gaps", Long.toString(stats.gaps()));
+            }
+        }
         h.append("</section>\n");
         chart(h, "Requests over time, by host", "chart-time");
         h.append("<ul id=\"legend-time\" class=\"legend\"></ul>\n</section>\n");
@@ -80,6 +87,9 @@ final class ReportHtml {
         chart(h, "MCP calls by tool", "chart-mcp");
         h.append("</section>\n");
         denials(h, data);
+        commands(h, data);
+        files(h, data);
+        gaps(h, data);
         h.append("<script type=\"application/json\" id=\"report-data\">");
         LogRecordJson.write(h, data.toJson(), LogRecordJson.Escape.HTML);
         h.append("</script>\n<script>").append(JS).append("</script>\n</body>\n</html>\n");
@@ -163,6 +173,125 @@ final class ReportHtml {
                     .append(" denials.</p>\n");
         }
         h.append("</section>\n");
+    }
+
+    /** The programs the jail ran, in log order: time, session, pid and parent, the command line, its directory. */
+    private static void commands(StringBuilder h, ReportData data) {
+        h.append("<section>\n<h2>Commands run in the jail</h2>\n");
+        if (data.commands().isEmpty()) {
+            h.append("<p class=\"empty\">No program run was recorded (exec auditing off, or none in these logs).</p>\n"
+                    + "</section>\n");
+            return;
+        }
+        h.append("<table id=\"commands\">\n<thead><tr><th>time</th><th>session</th><th>pid</th><th>parent</th>"
+                + "<th>command</th><th>directory</th><th>times</th></tr></thead>\n<tbody>\n");
+        for (LogRecord r : data.commands()) {
+            LogRecord.Exec e = r.exec();
+            StringBuilder command = new StringBuilder(LogRecordText.word(e.path()));
+            for (String arg : e.argv()) {
+                command.append(' ').append(LogRecordText.word(arg));
+            }
+            if (e.argvTruncated()) {
+                command.append(" (arguments cut)");
+            }
+            if (e.racy()) {
+                command.append(" (racy)");
+            }
+            h.append("<tr><td class=\"time\">")
+                    .append(LogRecordText.time(r.ts()))
+                    .append("</td><td>")
+                    .append(escape(LogRecordText.printable(r.sessionId())))
+                    .append("</td><td>")
+                    .append(e.pid())
+                    .append("</td><td>")
+                    .append(e.ppid())
+                    .append("</td><td class=\"command\">")
+                    .append(escape(command.toString()))
+                    .append("</td><td class=\"target\">")
+                    .append(escape(e.cwd() == null ? "-" : LogRecordText.printable(e.cwd())))
+                    .append("</td><td>")
+                    .append(e.count())
+                    .append("</td></tr>\n");
+        }
+        h.append("</tbody>\n</table>\n");
+        if (data.commandCount() > data.commands().size()) {
+            h.append("<p class=\"note\">The first ")
+                    .append(data.commands().size())
+                    .append(" of ")
+                    .append(data.commandCount())
+                    .append(" commands.</p>\n");
+        }
+        h.append("</section>\n");
+    }
+
+    /** Per session, the directories whose files changed, most first, with the changes per operation. */
+    private static void files(StringBuilder h, ReportData data) {
+        h.append("<section>\n<h2>Files changed in the jail</h2>\n");
+        List<String> sessions = data.changingSessions();
+        if (sessions.isEmpty()) {
+            h.append("<p class=\"empty\">No change to a file was recorded (file auditing off, or none in these"
+                    + " logs).</p>\n</section>\n");
+            return;
+        }
+        for (String session : sessions) {
+            List<LogSummaryStats.Directory> dirs = data.changes(session);
+            h.append("<h3>Session ")
+                    .append(escape(LogRecordText.printable(session)))
+                    .append("</h3>\n<table class=\"files\">\n<thead><tr><th>directory</th><th>changes</th>"
+                            + "<th>operations</th></tr></thead>\n<tbody>\n");
+            for (LogSummaryStats.Directory d : dirs.subList(0, Math.min(ReportData.MAX_DIRECTORY_ROWS, dirs.size()))) {
+                String ops = d.operations.entrySet().stream()
+                        .map(e -> LogRecordText.printable(e.getKey()) + " (" + e.getValue() + ")")
+                        .collect(Collectors.joining(", "));
+                h.append("<tr><td class=\"target\">")
+                        .append(escape(LogRecordText.printable(d.name)))
+                        .append("</td><td>")
+                        .append(d.changes)
+                        .append("</td><td>")
+                        .append(escape(ops))
+                        .append("</td></tr>\n");
+            }
+            h.append("</tbody>\n</table>\n");
+            if (dirs.size() > ReportData.MAX_DIRECTORY_ROWS) {
+                long rest = dirs.subList(ReportData.MAX_DIRECTORY_ROWS, dirs.size()).stream()
+                        .mapToLong(d -> d.changes)
+                        .sum();
+                h.append("<p class=\"note\">")
+                        .append(dirs.size() - ReportData.MAX_DIRECTORY_ROWS)
+                        .append(" more directories, ")
+                        .append(rest)
+                        .append(" changes.</p>\n");
+            }
+        }
+        h.append("</section>\n");
+    }
+
+    /** The audit-gap records: where the log is missing programs or file changes, and why. */
+    private static void gaps(StringBuilder h, ReportData data) {
+        if (data.gaps().isEmpty()) {
+            return;
+        }
+        h.append("<section>\n<h2>Audit gaps</h2>\n<table id=\"gaps\">\n<thead><tr><th>time</th><th>session</th>"
+                + "<th>reason</th><th>missed</th><th>stopped</th><th>error</th></tr></thead>\n<tbody>\n");
+        for (LogRecord r : data.gaps()) {
+            h.append("<tr><td class=\"time\">")
+                    .append(LogRecordText.time(r.ts()))
+                    .append("</td><td>")
+                    .append(escape(LogRecordText.printable(r.sessionId())))
+                    .append("</td><td class=\"reason\">")
+                    .append(escape(r.reason() == null ? "-" : LogRecordText.printable(r.reason())))
+                    .append("</td><td>")
+                    .append(
+                            r.gap().missed() == 0
+                                    ? "unknown"
+                                    : Long.toString(r.gap().missed()))
+                    .append("</td><td>")
+                    .append(r.gap().stopped() ? "yes" : "no")
+                    .append("</td><td>")
+                    .append(escape(r.error() == null ? "-" : LogRecordText.printable(r.error())))
+                    .append("</td></tr>\n");
+        }
+        h.append("</tbody>\n</table>\n</section>\n");
     }
 
     private static String resource(String name) {

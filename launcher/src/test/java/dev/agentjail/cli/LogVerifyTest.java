@@ -7,7 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.proxy.audit.AuditHmacKey;
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.ExecDetails;
 import dev.agentjail.proxy.audit.FileAuditLog;
+import dev.agentjail.proxy.audit.FileDetails;
+import dev.agentjail.proxy.audit.GapDetails;
+import dev.agentjail.proxy.audit.SessionDetails;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -94,6 +98,63 @@ class LogVerifyTest {
 
         assertEquals(ExitCodes.OK, r.exitCode(), r::toString);
         assertEquals(file + ": intact: 5 records (seq 1–5)\n", r.out());
+    }
+
+    @Test
+    void aLogWithExecFileAndGapRecordsVerifiesAndAnEditedArgumentDoesNot() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Instant ts = Instant.parse("2026-12-02T20:11:07.123Z");
+        FileAuditLog.Options options = FileAuditLog.Options.defaults()
+                .withSyncInterval(Duration.ofHours(1))
+                .withHmacKey(AuditHmacKey.load(keyFile()));
+        try (FileAuditLog log = FileAuditLog.open(file, options)) {
+            log.append(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_EXEC)
+                    .ts(ts)
+                    .session("s")
+                    .exec(new ExecDetails(
+                            "/usr/bin/mv", List.of("mv", "a", "b \u001b<x>"), false, "/proj", 7, 3, 1000, 1, false))
+                    .build());
+            log.append(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_FILE)
+                    .ts(ts)
+                    .session("s")
+                    .file(new FileDetails("rename", "a", "b", null, 7, 1, 1, false))
+                    .build());
+            log.append(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_FILE)
+                    .ts(ts)
+                    .session("s")
+                    .file(new FileDetails("write", "build/", null, List.of("create"), 9, 120, 40, true))
+                    .build());
+            log.append(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_AUDIT_GAP)
+                    .ts(ts)
+                    .session("s")
+                    .reason("audit-supervisor-stopped")
+                    .error("EOF on the supervisor's socket")
+                    .gap(new GapDetails(0, true))
+                    .build());
+            log.append(AuditRecord.builder()
+                    .kind(AuditRecord.KIND_SESSION_END)
+                    .ts(ts)
+                    .session("s")
+                    .sessionDetails(SessionDetails.end(0, 0, 0).withActivity(1L, 2L))
+                    .build());
+        }
+
+        Run r = run("log", "verify", "--hmac-key", keyFile().toString(), file.toString());
+        assertEquals(ExitCodes.OK, r.exitCode(), r::toString);
+        assertEquals(file + ": intact: 5 records (seq 1–5), HMAC verified\n", r.out());
+        Run tail = run("log", "tail", "--strict", "--color", "never", file.toString());
+        assertEquals(ExitCodes.OK, tail.exitCode(), tail::toString);
+        assertEquals(4, tail.out().lines().count(), "the log commands read every record of the chain: " + tail);
+
+        String edited = Files.readString(file).replace("\"mv\",\"a\"", "\"mv\",\"z\"");
+        Files.writeString(file, edited);
+        Run broken = run("log", "verify", file.toString());
+        assertEquals(ExitCodes.FAILURE, broken.exitCode(), broken::toString);
+        assertTrue(broken.out().startsWith(file + ":1: modified:"), broken.out());
     }
 
     @Test

@@ -104,6 +104,54 @@ class ReportHtmlTest {
     }
 
     @Test
+    void commandsAndFilesChangedAreTablesWithEveryArgumentAndPathEscaped() throws Exception {
+        String html = report(LogTailTest.JAIL);
+        // The hostile argument and path are text: no element of theirs, no raw control or bidi character.
+        assertEquals(2, count(html, "<script"), "only the page's own two script elements");
+        assertFalse(html.contains("<img"), html);
+        assertFalse(html.contains("\u001b"), html);
+        assertFalse(html.contains("\u202e"), html);
+        assertTrue(
+                html.contains(
+                        "<td class=\"command\">&#39;/tmp/evil tool&#39; evil &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;"
+                                + " &#39;a b&#39; &#39;\\u001b[31mred\\u202e&#39; &#39;[REDACTED:github-pat]&#39; (arguments cut)"
+                                + " (racy)</td>"),
+                html);
+        assertTrue(html.contains("<td class=\"target\">~/.cache/</td><td>1</td><td>unlink (1)</td>"), html);
+
+        // The timeline: every exec record in log order, with its time, pid and parent.
+        String commands = between(html, "<table id=\"commands\">", "</table>");
+        assertEquals(6, count(commands, "<tr><td class=\"time\">"), commands);
+        assertTrue(
+                commands.contains("<tr><td class=\"time\">2026-12-02T20:11:00.520Z</td><td>c0ffee0123456789</td>"
+                        + "<td>7</td><td>1</td><td class=\"command\">/usr/bin/mv mv a b</td>"
+                        + "<td class=\"target\">/home/u/proj</td><td>1</td></tr>"),
+                commands);
+        assertTrue(commands.indexOf("/usr/bin/mv mv a b") < commands.indexOf("/usr/bin/ln ln -s x y"), commands);
+
+        // Files changed, per session, by directory and operation.
+        assertTrue(html.contains("<h3>Session c0ffee0123456789</h3>"), html);
+        String files = between(html, "<table class=\"files\">", "</table>");
+        assertTrue(files.contains("<td class=\"target\">(anywhere)</td><td>500</td><td>write (500)</td>"), files);
+        assertTrue(
+                files.contains("<td class=\"target\">./</td><td>5</td>"
+                        + "<td>mkdir (1), rename (1), rmdir (1), symlink (1), write (1)</td>"),
+                files);
+        assertTrue(files.indexOf("(anywhere)") < files.indexOf("build/"), "most changes first");
+        assertTrue(html.contains("<td class=\"reason\">audit-supervisor-behind</td><td>12</td><td>no</td>"), html);
+        assertTrue(html.contains("data-total=\"programs\"><div class=\"n\">8</div>"), "runs, counts added up");
+        assertTrue(html.contains("data-total=\"changes\"><div class=\"n\">630</div>"), html);
+    }
+
+    @Test
+    void aLogWithoutExecOrFileRecordsSaysSo() throws Exception {
+        String html = report(LogTailTest.SAMPLE);
+        assertTrue(html.contains("No program run was recorded"), html);
+        assertTrue(html.contains("No change to a file was recorded"), html);
+        assertFalse(html.contains("data-total=\"programs\""), html);
+    }
+
+    @Test
     void bucketsStayWithinTheLimitForAnySpan() {
         for (long span : new long[] {0, 999, 59_000, 60_000, 3_600_000, 86_400_000L * 400, Long.MAX_VALUE / 4}) {
             long bucketMs = ReportData.bucketSeconds(span) * 1000;
