@@ -100,7 +100,9 @@ final class Examples {
                             "  The last 20 records of the default log:",
                             "    agentjail log tail -n 20",
                             "  Follow it, only what was refused for one host:",
-                            "    agentjail log tail -f --deny --host api.github.com")),
+                            "    agentjail log tail -f --deny --host api.github.com",
+                            "  Follow the programs the agent runs and the files it changes in the jail:",
+                            "    agentjail log tail -f --exec --files")),
             Map.entry(
                     "agentjail log summary",
                     List.of("  Requests, denials and top hosts of a log:", "    agentjail log summary " + LOG)),
