@@ -199,7 +199,8 @@ final class JailActivity {
         }
         // A file may be named after a secret (a key's file name, a token in a cache path): paths are redacted too.
         Findings findings = new Findings();
-        String path = redactor.redactPath(paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
+        String path =
+                redactor.redactPath(paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
         String target = null;
         if (frame.has(AuditFrame.TARGET)) {
             target = redactor.redactPath(
