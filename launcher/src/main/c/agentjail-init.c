@@ -1,5 +1,5 @@
 /*
- * agentjail-init: the only program of ours that runs inside the jail, and only until it execs the agent.
+ * agentjail-init: the only program of ours that runs inside the jail: its pid 1, which forks the agent and reaps.
  *
  * Two modes (see docs/jail.md):
  *
@@ -9,7 +9,8 @@
  *     descriptors to the host proxy over SOCKET with SCM_RIGHTS, wait for one ack byte per descriptor; with
  *     --audit, install the audit filter and pass its notification descriptor the same way (audit.c); load the
  *     jail's deny filter from --seccomp-fd; close every copy, apply the resource limits (core dumps always off)
- *     and exec CMD.
+ *     and exec CMD. As the jail's pid 1 (bwrap --as-pid-1) it forks first: the child execs CMD, pid 1 stays
+ *     under the same filters, reaps orphans and exits with CMD's status.
  *
  *   agentjail-init supervise --connect SOCKET ...
  *     On the host: the audit supervisor (audit.c).
@@ -46,6 +47,7 @@
 #include <sys/time.h>
 #include <grp.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -547,9 +549,39 @@ static void set_limit(int resource, const char *name, rlim_t limit) {
     }
 }
 
+/*
+ * The jail's pid 1 after the fork: reap every process orphaned to us, and when the agent itself ends, end with its
+ * status (128 + the signal when a signal ended it, as a shell reports it). The kernel then kills whatever the agent
+ * left running, so nothing it started outlives the session. pid 1 handles no signal: the kernel drops the ones sent
+ * from inside the jail, and SIGCHLD must stay at its default for waitpid to see the agent.
+ */
+static int reap(pid_t agent) {
+    for (;;) {
+        int status;
+        pid_t ended = waitpid(-1, &status, __WALL);
+        if (ended < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ended < 0) {
+            fail(EXIT_LIMITS, "wait for the agent");
+        }
+        if (ended == agent && (WIFEXITED(status) || WIFSIGNALED(status))) {
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+    }
+}
+
 static int jail(int argc, char **argv) {
     struct jail_args args;
     parse_jail_args(argc, argv, &args);
+    /*
+     * Nobody in the jail may ptrace us, read our memory or take our descriptors (the hand-off socket, below):
+     * without CAP_SYS_PTRACE, which the agent never has, a process that is not dumpable is out of its reach. The
+     * agent's exec makes it dumpable again, for its own debuggers.
+     */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        fail(EXIT_LIMITS, "set not dumpable");
+    }
 
     int listeners[2];
     int count = 0;
@@ -585,6 +617,20 @@ static int jail(int argc, char **argv) {
     }
     set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0);
 
+    if (getpid() == 1) {
+        /*
+         * bwrap runs us as the jail's pid 1 (--as-pid-1) instead of its own reaper, which would sit in the jail
+         * under neither filter, ptrace-able by the agent and able to run anything for it unaudited. We stay pid 1,
+         * under both filters, and fork the agent.
+         */
+        pid_t agent = fork();
+        if (agent < 0) {
+            fail(EXIT_LIMITS, "fork the agent");
+        }
+        if (agent > 0) {
+            return reap(agent);
+        }
+    }
     /* Undo what exec-with-fds set for bwrap: the agent gets ordinary signal behaviour. */
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);

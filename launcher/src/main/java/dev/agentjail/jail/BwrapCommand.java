@@ -18,6 +18,7 @@ public final class BwrapCommand {
     private static final Map<String, Integer> OPERANDS = Map.ofEntries(
             Map.entry("--unshare-user", 0),
             Map.entry("--unshare-pid", 0),
+            Map.entry("--as-pid-1", 0),
             Map.entry("--unshare-ipc", 0),
             Map.entry("--unshare-uts", 0),
             Map.entry("--unshare-net", 0),
@@ -162,6 +163,9 @@ public final class BwrapCommand {
 
     private static void namespaces(JailSpec spec, Args args) {
         args.add("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net");
+        // agentjail-init is the jail's pid 1: bwrap's own reaper would stay in the jail under no seccomp filter,
+        // a process the agent could ptrace and make run anything unaudited and undenied (docs/jail.md "pid 1").
+        args.add("--as-pid-1");
         // Not every kernel (or container) lets an unprivileged user create a cgroup namespace; the rest still holds.
         args.add("--unshare-cgroup-try");
         spec.identity().ifPresent(id -> {

@@ -48,8 +48,10 @@ class ExitCodeTest {
                     .lines()
                     .filter(l -> i > 0 || !l.startsWith("agentjail: warning: the default limits."))
                     .toList();
-            assertEquals(1, lines.size(), o::describe);
+            // The summary: its first line, then the programs run and files changed (SessionSummary).
+            assertEquals(2, lines.size(), o::describe);
             assertTrue(lines.get(0).startsWith("agentjail: session "), o::describe);
+            assertTrue(lines.get(1).matches("agentjail: {3}ran \\d+ programs?, changed \\d+ files?"), o::describe);
         }
     }
 
@@ -83,5 +85,19 @@ class ExitCodeTest {
         AgentjailRun.Outcome o = AgentjailRun.in(dir).run("sh", "-c", "kill -TERM $$; sleep 5");
 
         assertEquals(128 + 15, o.exitCode(), o::describe);
+    }
+
+    @Test
+    void whatTheAgentLeftRunningEndsWithItAndHoldsNothingOpen() {
+        AgentjailRun.requireBwrap();
+        String marker = "agentjail-it-leftover-" + ProcessHandle.current().pid();
+        // The background sleep holds stdout open: the session ends with the agent only if the jail's pid 1 ends
+        // then and takes every process left with it, rather than waiting for them.
+        AgentjailRun.Outcome o = AgentjailRun.in(dir)
+                .run("sh", "-c", "sh -c 'exec -a " + marker + " sleep 600' & echo started=yes; exit 4");
+
+        assertEquals(4, o.exitCode(), o::describe);
+        assertEquals("yes", o.probe("started"), o::describe);
+        AgentjailRun.assertNoProcessWith(marker);
     }
 }

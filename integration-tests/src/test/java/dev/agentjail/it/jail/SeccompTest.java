@@ -36,6 +36,35 @@ class SeccompTest {
             "aarch64",
             numbers(219, 217, 425, 241, 428, 430, 268, 97, 435, 29, 92, 277));
 
+    /** ptrace, process_vm_readv/writev, pidfd_open, pidfd_getfd. */
+    private static final Map<String, Map<String, Integer>> PID1_SYSCALLS = Map.of(
+            "amd64",
+            Map.of(
+                    "ptrace",
+                    101,
+                    "process_vm_readv",
+                    310,
+                    "process_vm_writev",
+                    311,
+                    "pidfd_open",
+                    434,
+                    "pidfd_getfd",
+                    438),
+            "aarch64",
+            Map.of(
+                    "ptrace",
+                    117,
+                    "process_vm_readv",
+                    270,
+                    "process_vm_writev",
+                    271,
+                    "pidfd_open",
+                    434,
+                    "pidfd_getfd",
+                    438));
+
+    private static final int EACCES = 13;
+
     @TempDir
     Path dir;
 
@@ -104,6 +133,60 @@ class SeccompTest {
                 () -> assertNotEquals("0", o.probe("write_etc"), "creating a file in /etc"),
                 () -> assertNotEquals("0", o.probe("ssl_private"), "/etc/ssl/private is visible"),
                 () -> assertNotEquals("0", o.probe("docker_sock"), "the docker socket is visible"));
+    }
+
+    @Test
+    void theJailsPid1IsAgentjailInitUnderTheSameFiltersAndOutOfTheAgentsReach() {
+        AgentjailRun.requireBwrap();
+        Prerequisites.require(PERL);
+        Map<String, Integer> nr = PID1_SYSCALLS.get(System.getProperty("os.arch"));
+        Prerequisites.require(nr != null, "syscall numbers for " + System.getProperty("os.arch"));
+        // bwrap's own reaper as pid 1 ran under no filter and could be ptraced by the agent into running anything
+        // unaudited and undenied. Every way to another process's memory, registers or descriptors must be closed.
+        String script = """
+                my %%nr = (%s);
+                sub probe { my ($label, $name, @args) = @_; $! = 0; my $r = syscall($nr{$name}, @args);
+                            printf "%%s=%%d\n", $label, $r == -1 ? 0 + $! : -1000; }
+                probe("ptrace_seize", "ptrace", 0x4206, 1, 0, 0);
+                probe("ptrace_attach", "ptrace", 16, 1, 0, 0);
+                my $buf = "\\0" x 16; my $local = pack("QQ", unpack("Q", pack("p", $buf)), 16);
+                my $remote = pack("QQ", 0x400000, 16);
+                probe("process_vm_readv", "process_vm_readv", 1, $local, 1, $remote, 1, 0);
+                probe("process_vm_writev", "process_vm_writev", 1, $local, 1, $remote, 1, 0);
+                my $pidfd = syscall($nr{pidfd_open}, 1, 0);
+                printf "pidfd_open=%%d\n", $pidfd >= 0 ? 0 : 0 + $!;
+                probe("pidfd_getfd", "pidfd_getfd", $pidfd, 0, 0) if $pidfd >= 0;
+                for my $f ("mem", "environ", "fd/0") {
+                    my $ok = open(my $h, "<", "/proc/1/$f"); printf "read_%%s=%%d\n", $f =~ s{/}{}r, $ok ? 0 : 0 + $!;
+                }
+                my $ok = open(my $m, "+<", "/proc/1/mem"); printf "write_mem=%%d\n", $ok ? 0 : 0 + $!;
+                open(my $s, "<", "/proc/1/status");
+                while (<$s>) { print "pid1_$1=$2\n" if /^(Seccomp|NoNewPrivs|Name):\\s*(\\S+)/; }
+                """.formatted(table(nr));
+        AgentjailRun.Outcome o = AgentjailRun.in(dir).run(PERL.toString(), "-e", script);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        Map<String, String> p = o.probes();
+        String eperm = String.valueOf(EPERM);
+        String eacces = String.valueOf(EACCES);
+        assertAll(
+                () -> assertEquals("agentjail-init", p.get("pid1_Name"), o::describe),
+                () -> assertEquals("2", p.get("pid1_Seccomp"), () -> "pid 1 runs under the filters; " + o.describe()),
+                () -> assertEquals("1", p.get("pid1_NoNewPrivs"), o::describe),
+                () -> assertEquals(eperm, p.get("ptrace_seize"), o::describe),
+                () -> assertEquals(eperm, p.get("ptrace_attach"), o::describe),
+                () -> assertEquals(eperm, p.get("process_vm_readv"), o::describe),
+                () -> assertEquals(eperm, p.get("process_vm_writev"), o::describe),
+                () -> assertEquals("0", p.get("pidfd_open"), o::describe),
+                () -> assertEquals(eperm, p.get("pidfd_getfd"), o::describe),
+                () -> assertEquals(eacces, p.get("read_mem"), o::describe),
+                () -> assertEquals(eacces, p.get("read_environ"), o::describe),
+                () -> assertEquals(eacces, p.get("read_fd0"), o::describe),
+                () -> assertEquals(eacces, p.get("write_mem"), o::describe));
+    }
+
+    private static String table(Map<String, Integer> nr) {
+        return nr.entrySet().stream().map(e -> e.getKey() + "=>" + e.getValue()).collect(Collectors.joining(", "));
     }
 
     @Test
