@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -379,6 +380,7 @@ enum tag {
     TAG_SYSCALL = 17, /* the syscall's name */
     TAG_RENAME = 18,  /* renameat2's flags in decimal */
     TAG_VERSION = 19, /* 'H': the frame format's version */
+    TAG_MISSING = 20, /* exec: the program's file was not there (a PATH search's miss) */
 };
 
 struct frame {
@@ -653,9 +655,12 @@ static long jail_pid(pid_t host_pid) {
     return nspid;
 }
 
-/* A path argument; when there is none (a descriptor call, NULL, or "" with AT_EMPTY_PATH) the descriptor's name. */
-static void path_field(struct frame *f, struct caller *c, const struct seccomp_notif *req, int path_arg, int dirfd_arg,
-                       int fd_arg, int empty_ok, int tag, int base_tag) {
+/*
+ * A path argument; when there is none (a descriptor call, NULL, or "" with AT_EMPTY_PATH) the descriptor's name.
+ * Returns the path and sets *base (NULL for an absolute path) when it was read whole from the caller's memory.
+ */
+static const char *path_field(struct frame *f, struct caller *c, const struct seccomp_notif *req, int path_arg,
+                              int dirfd_arg, int fd_arg, int empty_ok, int tag, int base_tag, const char **base_out) {
     static char path[PATH_BYTES];
     static char base[PATH_BYTES];
     int cut = 0;
@@ -664,11 +669,13 @@ static void path_field(struct frame *f, struct caller *c, const struct seccomp_n
         length = read_string(c, req->data.args[path_arg], path, sizeof path, &cut);
         if (length > 0) {
             field(f, tag, path, (size_t) length);
+            *base_out = NULL;
             if (path[0] != '/') {
                 base_of(c->tid, dirfd_arg, req, base, sizeof base);
                 field_text(f, base_tag, base);
+                *base_out = base;
             }
-            return;
+            return cut ? NULL : path;
         }
     }
     int fd_index = fd_arg >= 0 ? fd_arg : (empty_ok ? dirfd_arg : -1);
@@ -677,15 +684,56 @@ static void path_field(struct frame *f, struct caller *c, const struct seccomp_n
         snprintf(what, sizeof what, "fd/%d", (int) req->data.args[fd_index]);
         readlink_proc(c->tid, what, path, sizeof path);
         field_text(f, tag, path[0] != '\0' ? path : "?");
-        return;
+        return NULL;
     }
     /* "" fails in the kernel (ENOENT); unreadable memory fails it with EFAULT: either way no file changes. */
     field_text(f, tag, length == 0 ? "" : "?");
+    return NULL;
+}
+
+/*
+ * Whether the program an exec names is not in the caller's file tree (ENOENT, ENOTDIR), as the supervisor finds it just
+ * before the kernel runs the call: a PATH search's misses. Looked up beneath the caller's root (RESOLVE_IN_ROOT, so
+ * its absolute links resolve as in the jail), following no magic link; /proc, whose "self" would name the supervisor,
+ * and anything the lookup cannot settle count as found. Only a mark: a process that creates the file in between makes
+ * it wrong, and the record is written either way.
+ */
+static int program_missing(pid_t tid, const char *path, const char *base) {
+    static char full[2 * PATH_BYTES + 2];
+    if (base != NULL) {
+        if (base[0] != '/') {
+            return 0;
+        }
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    } else {
+        snprintf(full, sizeof full, "%s", path);
+    }
+    if (strncmp(full, "/proc/", 6) == 0 || strcmp(full, "/proc") == 0) {
+        return 0;
+    }
+    char root[64];
+    snprintf(root, sizeof root, "/proc/%d/root", (int) tid);
+    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        return 0;
+    }
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(__NR_openat2, rootfd, full, &how, sizeof how);
+    int missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR);
+    if (fd >= 0) {
+        close((int) fd);
+    }
+    close(rootfd);
+    return missing;
 }
 
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
-    path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE);
+    const char *base = NULL;
+    const char *path = path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE, &base);
+    if (path != NULL && program_missing(c->tid, path, base)) {
+        field_text(f, TAG_MISSING, "1");
+    }
     static char cwd[PATH_BYTES];
     readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
     field_text(f, TAG_CWD, cwd);
@@ -757,9 +805,10 @@ static void file_fields(struct frame *f, struct caller *c, const struct audited 
         empty_ok = 1;
     }
     field_text(f, TAG_OP, op);
-    path_field(f, c, req, s->path, s->dirfd, s->fd, empty_ok, TAG_PATH, TAG_BASE);
+    const char *base = NULL;
+    path_field(f, c, req, s->path, s->dirfd, s->fd, empty_ok, TAG_PATH, TAG_BASE, &base);
     if (s->how == H_TWO) {
-        path_field(f, c, req, s->path2, s->dirfd2, -1, 0, TAG_TARGET, TAG_BASE2);
+        path_field(f, c, req, s->path2, s->dirfd2, -1, 0, TAG_TARGET, TAG_BASE2, &base);
     } else if (s->how == H_SYMLINK) {
         static char text[PATH_BYTES];
         int cut = 0;

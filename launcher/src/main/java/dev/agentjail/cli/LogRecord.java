@@ -208,6 +208,8 @@ record LogRecord(
      *
      * @param cwd the caller's working directory, {@code null} when the record has none
      * @param count how many identical starts the record stands for (coalescing, docs/audit-log.md)
+     * @param commands how many distinct command lines a folded record stands for (1 when not folded)
+     * @param missing the program's file was not there: a {@code PATH} search's miss, which ran nothing
      */
     record Exec(
             String path,
@@ -218,12 +220,28 @@ record LogRecord(
             long ppid,
             long uid,
             long count,
-            boolean racy) {
+            boolean racy,
+            long commands,
+            boolean missing) {
+        Exec(
+                String path,
+                List<String> argv,
+                boolean argvTruncated,
+                String cwd,
+                long pid,
+                long ppid,
+                long uid,
+                long count,
+                boolean racy) {
+            this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, 1, false);
+        }
+
         Exec {
             Objects.requireNonNull(path, "exec.path");
             argv = List.copyOf(argv);
             require(count >= 1, "\"exec.count\" must be at least 1");
             require(pid >= 0 && ppid >= 0, "negative pid in \"exec\"");
+            require(commands >= 1, "\"exec.commands\" must be at least 1");
         }
     }
 

@@ -261,7 +261,9 @@ final class LogRecordJson {
                 e.boundedLong("ppid", 0, Integer.MAX_VALUE),
                 e.has("uid") ? e.requiredLong("uid") : 0,
                 e.requiredLong("count"),
-                e.bool("racy"));
+                e.bool("racy"),
+                e.has("commands") ? e.requiredLong("commands") : 1,
+                e.bool("missing"));
     }
 
     /** The {@code "file"} object of a file record, or null without one. */

@@ -127,6 +127,10 @@ final class LogSummaryStats {
             last = r.ts();
         }
         if (r.isExec()) {
+            if (r.exec().missing()) {
+                // A PATH search's miss ran nothing.
+                return;
+            }
             runs += r.exec().count();
             programs.merge(r.exec().path(), r.exec().count(), Long::sum);
             return;

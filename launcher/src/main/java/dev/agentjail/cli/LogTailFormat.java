@@ -149,6 +149,12 @@ final class LogTailFormat {
         if (e.argvTruncated()) {
             out.append("  (arguments cut)");
         }
+        if (e.commands() > 1) {
+            out.append("  (").append(e.commands()).append(" command lines, the first shown)");
+        }
+        if (e.missing()) {
+            out.append("  not found");
+        }
         if (e.cwd() != null) {
             out.append("  (cwd ").append(LogRecordText.word(e.cwd())).append(')');
         }

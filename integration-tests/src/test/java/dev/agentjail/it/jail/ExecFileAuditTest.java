@@ -105,6 +105,24 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aPathSearchsMissesAreMarkedMissingAndOnlyTheProgramFoundCountsAsRun() {
+        // A PATH whose first directories lack sh: execvp tries each in turn, and each try is a record.
+        AgentjailRun run = AgentjailRun.in(dir).env("PATH", "/nonexistent-dir:/usr/local/sbin:/usr/bin:/bin");
+        AgentjailRun.Outcome o = run.run("sh", "-c", "exit 0");
+
+        assertEquals(0, o.exitCode(), o::describe);
+        List<JsonNode> execs = ofKind(o.audit(), AuditRecord.KIND_EXEC);
+        List<String> tried = execs.stream()
+                .map(r -> r.path("exec").path("path").asText()
+                        + (r.path("exec").path("missing").asBoolean() ? " missing" : ""))
+                .toList();
+        assertEquals(List.of("/nonexistent-dir/sh missing", "/usr/local/sbin/sh missing", "/usr/bin/sh"), tried);
+        JsonNode end = o.audit().get(o.audit().size() - 1);
+        assertEquals(1, end.path("programs").asLong(), end::toString);
+        assertTrue(o.err().contains("ran 1 program,"), o::describe);
+    }
+
+    @Test
     void aUnixSocketBoundToAPathIsAFileRecordAndOtherBindsAreNone() {
         AgentjailRun.Outcome o = AgentjailRun.in(dir).run("python3", "-c", """
                 import socket

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.CorruptedFrameException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,10 +11,12 @@ import java.util.List;
 
 /**
  * One frame from agentjail-init's supervisor (launcher/src/main/c/audit.c): a type byte, then fields of a one-byte tag,
- * a two-byte little-endian length and that many bytes. Texts are taken as UTF-8; a byte that is not is shown as
- * {@code \xNN}, so a file name of any bytes gets a record that tells it apart.
+ * a two-byte little-endian length and that many bytes. Texts are taken as UTF-8. When any text of a frame is not
+ * UTF-8, the frame is {@link #escaped()} and every text of it is written byte by byte: printable ASCII as is, a
+ * backslash as {@code \\}, every other byte as {@code \xNN}; so a file name of any bytes gets a record that tells it
+ * apart from every other name, and the record's {@code escaped} says to read it so.
  */
-record AuditFrame(char type, List<Field> fields) {
+record AuditFrame(char type, List<Field> fields, boolean escaped) {
     static final char HELLO = 'H';
     static final char EXEC = 'E';
     static final char FILE = 'F';
@@ -41,6 +42,7 @@ record AuditFrame(char type, List<Field> fields) {
     static final int SYSCALL = 17;
     static final int RENAME = 18;
     static final int VERSION = 19;
+    static final int MISSING = 20;
 
     /** The frame format this launcher reads ('H' frame, VERSION field). */
     static final String FORMAT_VERSION = "1";
@@ -74,7 +76,8 @@ record AuditFrame(char type, List<Field> fields) {
             body.readBytes(value);
             fields.add(new Field(tag, value));
         }
-        return new AuditFrame(type, fields);
+        boolean escaped = fields.stream().anyMatch(f -> f.tag() != TIME && !isUtf8(f.value()));
+        return new AuditFrame(type, fields, escaped);
     }
 
     boolean has(int tag) {
@@ -85,7 +88,7 @@ record AuditFrame(char type, List<Field> fields) {
     String text(int tag) {
         for (Field f : fields) {
             if (f.tag() == tag) {
-                return decode(f.value());
+                return escaped ? escape(f.value()) : decode(f.value());
             }
         }
         return null;
@@ -96,7 +99,7 @@ record AuditFrame(char type, List<Field> fields) {
         List<String> out = new ArrayList<>();
         for (Field f : fields) {
             if (f.tag() == tag) {
-                out.add(decode(f.value()));
+                out.add(escaped ? escape(f.value()) : decode(f.value()));
             }
         }
         return out;
@@ -115,25 +118,37 @@ record AuditFrame(char type, List<Field> fields) {
         }
     }
 
-    static String decode(byte[] bytes) {
-        CharsetDecoder decoder = StandardCharsets.UTF_8
-                .newDecoder()
-                .onMalformedInput(CodingErrorAction.REPORT)
-                .onUnmappableCharacter(CodingErrorAction.REPORT);
+    private static boolean isUtf8(byte[] bytes) {
         try {
-            return decoder.decode(ByteBuffer.wrap(bytes)).toString();
+            StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes));
+            return true;
         } catch (CharacterCodingException e) {
-            // Byte by byte: ASCII as is, anything else as \xNN (a backslash itself stays as it is).
-            StringBuilder out = new StringBuilder(bytes.length * 2);
-            for (byte b : bytes) {
-                int v = b & 0xff;
-                if (v < 0x80) {
-                    out.append((char) v);
-                } else {
-                    out.append(String.format("\\x%02x", v));
-                }
-            }
-            return out.toString();
+            return false;
         }
+    }
+
+    /** UTF-8 text as it is; bytes that are not UTF-8 mark the whole frame {@link #escaped()} instead. */
+    static String decode(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** Byte by byte: printable ASCII as is, {@code \} as {@code \\}, any other byte as {@code \xNN}. */
+    static String escape(byte[] bytes) {
+        StringBuilder out = new StringBuilder(bytes.length * 2);
+        for (byte b : bytes) {
+            int v = b & 0xff;
+            if (v == '\\') {
+                out.append("\\\\");
+            } else if (v >= 0x20 && v < 0x7f) {
+                out.append((char) v);
+            } else {
+                out.append(String.format("\\x%02x", v));
+            }
+        }
+        return out.toString();
     }
 }

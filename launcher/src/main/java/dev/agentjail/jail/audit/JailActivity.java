@@ -21,7 +21,8 @@ import java.util.Set;
  * docs/audit-log.md "Inside the jail": windows of one second ({@link #tick} ends one); the first event of a key is
  * written at once, the rest of the key's events in the window as one record with their count when it ends; past 32
  * paths of one process, operation and directory the window's further paths there fold into one directory record;
- * past 1,000 file records or 200 exec records in a window, everything else folds per operation or program.
+ * past 1,000 file records or 1,000 exec records in a window, everything else folds per operation or program (an exec
+ * fold says how many distinct command lines it stands for).
  *
  * <p>Not thread-safe: one thread (the supervisor channel's event loop) calls every method.
  */
@@ -34,7 +35,7 @@ final class JailActivity {
 
     static final int PATHS_PER_DIRECTORY = 32;
     static final int FILE_RECORDS_PER_WINDOW = 1_000;
-    static final int EXEC_RECORDS_PER_WINDOW = 200;
+    static final int EXEC_RECORDS_PER_WINDOW = 1_000;
 
     /** The most distinct keys one window tells apart; past it every event counts as a new path. */
     static final int KEYS_PER_WINDOW = 65_536;
@@ -142,7 +143,10 @@ final class JailActivity {
     }
 
     private void exec(AuditFrame frame) {
-        programs++;
+        boolean missing = frame.has(AuditFrame.MISSING);
+        if (!missing) {
+            programs++;
+        }
         Findings findings = new Findings();
         String path = redactor.redactPath(
                 PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
@@ -167,7 +171,18 @@ final class JailActivity {
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         int ppid = (int) Math.max(0, frame.number(AuditFrame.PPID, 0));
         ExecDetails details = new ExecDetails(
-                path, argv, cut, cwd, pid, ppid, frame.number(AuditFrame.UID, -1), 1, frame.has(AuditFrame.RACY));
+                path,
+                argv,
+                cut,
+                cwd,
+                pid,
+                ppid,
+                frame.number(AuditFrame.UID, -1),
+                1,
+                frame.has(AuditFrame.RACY),
+                1,
+                missing,
+                frame.escaped());
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
@@ -219,8 +234,8 @@ final class JailActivity {
             }
         }
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
-        FileDetails details =
-                new FileDetails(op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY));
+        FileDetails details = new FileDetails(
+                op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
         Instant ts = time(frame);
         String key = "f\0" + pid + '\0' + op + '\0' + path;
         Pending seen = keys.get(key);
@@ -265,7 +280,10 @@ final class JailActivity {
 
     /** Notes a key in this window; true when it was not there. */
     private boolean remember(String key, Pending pending) {
-        return keys.put(key, pending) == null;
+        // A folded key is held with no Pending: put's answer cannot tell it from a key not seen.
+        boolean fresh = !keys.containsKey(key);
+        keys.put(key, pending);
+        return fresh;
     }
 
     private static List<String> openFlags(AuditFrame frame) {
@@ -328,12 +346,23 @@ final class JailActivity {
                                 exec.ppid(),
                                 exec.uid(),
                                 count,
-                                exec.racy()))
+                                exec.racy(),
+                                1,
+                                exec.missing(),
+                                exec.escaped()))
                         .build();
             }
             return b.kind(AuditRecord.KIND_FILE)
                     .file(new FileDetails(
-                            file.op(), file.path(), file.target(), file.flags(), file.pid(), count, 1, file.racy()))
+                            file.op(),
+                            file.path(),
+                            file.target(),
+                            file.flags(),
+                            file.pid(),
+                            count,
+                            1,
+                            file.racy(),
+                            file.escaped()))
                     .build();
         }
     }
@@ -387,12 +416,23 @@ final class JailActivity {
                                 exec.ppid(),
                                 exec.uid(),
                                 count,
-                                exec.racy()))
+                                exec.racy(),
+                                Math.max(1, Math.min(paths, count)),
+                                exec.missing(),
+                                exec.escaped()))
                         .build();
             }
             return b.kind(AuditRecord.KIND_FILE)
                     .file(new FileDetails(
-                            file.op(), path, null, List.of(), file.pid(), count, Math.min(paths, count), file.racy()))
+                            file.op(),
+                            path,
+                            null,
+                            List.of(),
+                            file.pid(),
+                            count,
+                            Math.min(paths, count),
+                            file.racy(),
+                            file.escaped()))
                     .build();
         }
     }

@@ -5,9 +5,10 @@ import java.nio.file.Path;
 
 /**
  * How a record names a path of the jail (docs/audit-log.md "Inside the jail"): joined to the directory the caller's
- * relative path starts from, made lexically normal, then relative for the project, {@code ~/...} for the jail's home,
- * absolute elsewhere. Lexical only: nothing is looked up on disk, so a path through a symbolic link is named as the
- * caller wrote it.
+ * relative path starts from, without {@code .} and repeated slashes, then relative for the project, {@code ~/...} for
+ * the jail's home, absolute elsewhere. Text only: nothing is looked up on disk, so a path through a symbolic link is
+ * named as the caller wrote it, and {@code ..} stays, because after a link it names another directory than dropping a
+ * component would (with {@code sub} a link to {@code a/b}, {@code sub/../x} is {@code a/x}, not {@code x}).
  */
 final class PathView {
     private final Path project;
@@ -31,11 +32,22 @@ final class PathView {
                 }
                 path = Path.of(base).resolve(path);
             }
-            return path.normalize().toString();
+            return withoutDots(path.toString());
         } catch (InvalidPathException e) {
             // A NUL cannot reach here (the supervisor stops at it); anything else odd is named as given.
             return given;
         }
+    }
+
+    /** An absolute path without {@code .} components and repeated slashes; {@code ..} kept. */
+    private static String withoutDots(String absolute) {
+        StringBuilder out = new StringBuilder(absolute.length());
+        for (String part : absolute.split("/")) {
+            if (!part.isEmpty() && !part.equals(".")) {
+                out.append('/').append(part);
+            }
+        }
+        return out.isEmpty() ? "/" : out.toString();
     }
 
     /** {@code given} (joined to {@code base}) as a record names it. */
@@ -44,16 +56,25 @@ final class PathView {
         if (!absolute.startsWith("/")) {
             return absolute;
         }
-        Path path = Path.of(absolute);
-        if (path.startsWith(project)) {
-            Path relative = project.relativize(path);
-            return relative.toString().isEmpty() ? "." : relative.toString();
+        // As text: Path.relativize would drop the .. components this view keeps.
+        String inProject = beneath(absolute, project.toString());
+        if (inProject != null) {
+            return inProject.isEmpty() ? "." : inProject;
         }
-        if (path.startsWith(home)) {
-            Path relative = home.relativize(path);
-            return relative.toString().isEmpty() ? "~" : "~/" + relative;
+        String inHome = beneath(absolute, home.toString());
+        if (inHome != null) {
+            return inHome.isEmpty() ? "~" : "~/" + inHome;
         }
         return absolute;
+    }
+
+    /** {@code path} relative to {@code dir} when it is {@code dir} or beneath it by its text; else null. */
+    private static String beneath(String path, String dir) {
+        if (path.equals(dir)) {
+            return "";
+        }
+        String prefix = dir.endsWith("/") ? dir : dir + "/";
+        return path.startsWith(prefix) ? path.substring(prefix.length()) : null;
     }
 
     /** The directory a record's path is in, as records name directories (with a trailing {@code /}). */

