@@ -48,6 +48,9 @@
 #ifndef __NR_setxattrat
 #define __NR_setxattrat 463
 #endif
+#ifndef __NR_file_setattr
+#define __NR_file_setattr 469
+#endif
 #ifndef __NR_removexattrat
 #define __NR_removexattrat 466
 #endif
@@ -197,6 +200,8 @@ static const struct audited SYSCALLS[] = {
     {__NR_fremovexattr, "fremovexattr", "xattr", H_PLAIN, N, N, 0, N, N, N, N},
     {__NR_setxattrat, "setxattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
     {__NR_removexattrat, "removexattrat", "xattr", H_PLAIN, 0, 1, N, N, N, 2, N},
+    /* Linux 6.17: chattr's flags (immutable, append-only, nodump) and the project id, by path. */
+    {__NR_file_setattr, "file_setattr", "xattr", H_PLAIN, 0, 1, N, N, N, 4, N},
     {__NR_bind, "bind", "mknod", H_BIND, N, N, N, N, N, N, N},
 };
 #undef N
@@ -381,6 +386,7 @@ enum tag {
     TAG_RENAME = 18,  /* renameat2's flags in decimal */
     TAG_VERSION = 19, /* 'H': the frame format's version */
     TAG_MISSING = 20, /* exec: the program's file was not there (a PATH search's miss) */
+    TAG_REFUSED = 21, /* the call named memory the supervisor could not read, and was answered EFAULT */
 };
 
 struct frame {
@@ -506,6 +512,11 @@ struct caller {
     pid_t tid;
     int mem; /* /proc/TID/mem, -1 until opened */
     int racy;
+    /*
+     * Memory the call names that /proc/TID/mem could not read: the kernel may still read it (memfd_secret, which the
+     * deny filter refuses, device mappings), so the call would run unrecorded or misnamed. It is refused instead.
+     */
+    int unreadable;
 };
 
 static int open_mem(struct caller *c) {
@@ -562,6 +573,7 @@ static long read_string_once(struct caller *c, uint64_t addr, char *out, size_t 
         if (got < chunk) {
             out[done] = '\0';
             *cut = 1;
+            c->unreadable = 1;
             return done == 0 ? -1 : (long) done;
         }
     }
@@ -572,7 +584,7 @@ static long read_string_once(struct caller *c, uint64_t addr, char *out, size_t 
 
 /* Reads the string twice: two different readings mark the event racy, and the later one is kept. */
 static long read_string(struct caller *c, uint64_t addr, char *out, size_t cap, int *cut) {
-    static char again[PATH_BYTES];
+    static char again[ARGV_BYTES];
     long first = read_string_once(c, addr, out, cap, cut);
     if (first < 0 || cap > sizeof again) {
         return first;
@@ -727,6 +739,16 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     return missing;
 }
 
+/* 1 when one of the first N pointers is NULL. */
+static int memchr_u64(const uint64_t *pointers, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (pointers[i] == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
     const char *base = NULL;
@@ -750,6 +772,9 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     size_t got2 = read_mem(c, argv, pointers2, sizeof pointers2) / sizeof(uint64_t);
     if (got2 != got || memcmp(pointers, pointers2, got * sizeof(uint64_t)) != 0) {
         c->racy = 1;
+    }
+    if (argv != 0 && got < MAX_ARGS + 1 && memchr_u64(pointers, got) == 0) {
+        c->unreadable = 1; /* the vector runs into memory we cannot read before its NULL */
     }
     int cut_any = argv != 0 && got == 0;
     size_t budget = ARGV_BYTES;
@@ -824,7 +849,11 @@ static int bind_path(struct caller *c, const struct seccomp_notif *req, char *ou
     if (length <= 2 || length > sizeof addr) {
         length = length > sizeof addr ? sizeof addr : length;
     }
-    if (length <= 2 || read_mem(c, req->data.args[1], addr, length) != length) {
+    if (length <= 2) {
+        return 0;
+    }
+    if (read_mem(c, req->data.args[1], addr, length) != length) {
+        c->unreadable = req->data.args[1] != 0;
         return 0;
     }
     unsigned family = addr[0] | (unsigned) addr[1] << 8;
@@ -847,11 +876,12 @@ static int openat2_writes(struct caller *c, const struct seccomp_notif *req, uns
     return (how[0] & WRITE_FLAGS) != 0;
 }
 
-static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp) {
+/* Lets the call go on, or with REFUSE answers it EFAULT, as the kernel answers memory it cannot read. */
+static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp, int refuse) {
     resp->id = req->id;
     resp->val = 0;
-    resp->error = 0;
-    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    resp->error = refuse ? -EFAULT : 0;
+    resp->flags = refuse ? 0 : SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     for (;;) {
         if (ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0) {
             return 0;
@@ -882,9 +912,9 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         if (s == NULL || s->how != H_BIND) {
             sv->passed++;
         }
-        return respond(sv->notify, req, resp) == 0 ? 0 : -1;
+        return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
     }
-    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .racy = 0};
+    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .racy = 0, .unreadable = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];
@@ -920,6 +950,9 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         if (c.racy) {
             field_text(&f, TAG_RACY, "1");
         }
+        if (c.unreadable) {
+            field_text(&f, TAG_REFUSED, "1");
+        }
         frame_end(&f);
     }
     if (c.mem >= 0) {
@@ -940,7 +973,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             return -1;
         }
     }
-    if (respond(sv->notify, req, resp) != 0) {
+    if (respond(sv->notify, req, resp, c.unreadable) != 0) {
         return -1;
     }
     return 0;

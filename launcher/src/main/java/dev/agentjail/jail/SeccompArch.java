@@ -57,7 +57,8 @@ enum SeccompArch {
                     Map.entry("openat2", 437),
                     Map.entry("mount_setattr", 442),
                     Map.entry("fchmodat2", 452),
-                    Map.entry("open_tree_attr", 467)),
+                    Map.entry("open_tree_attr", 467),
+                    Map.entry("memfd_secret", 447)),
             Set.of()),
     /** aarch64; numbers from include/uapi/asm-generic/unistd.h, which has only the *at forms of the path calls. */
     AARCH64(
@@ -105,7 +106,8 @@ enum SeccompArch {
                     Map.entry("openat2", 437),
                     Map.entry("mount_setattr", 442),
                     Map.entry("fchmodat2", 452),
-                    Map.entry("open_tree_attr", 467)),
+                    Map.entry("open_tree_attr", 467),
+                    Map.entry("memfd_secret", 447)),
             Set.of("open", "creat", "mkdir", "chmod", "mknod"));
 
     /** AUDIT_ARCH_* as seen in seccomp_data.arch. */

@@ -80,6 +80,12 @@ public final class SeccompFilter {
     /** Open flags with which the kernel reads the mode: O_CREAT, and __O_TMPFILE (the same on x86_64 and aarch64). */
     static final int OPEN_CREATES = 0100 | 020000000;
 
+    /**
+     * The first syscall number this filter does not know, the same on x86_64 and aarch64 since 5.x's unified table:
+     * 469 ({@code file_setattr}, Linux 6.17) is the newest it and the audit know.
+     */
+    static final int FIRST_UNKNOWN_SYSCALL = 470;
+
     /** x32 syscalls are the x86_64 numbers with this bit set; nr -1 (a tracer's "skip") stays harmless. */
     static final int X32_SYSCALL_BIT = 0x40000000;
 
@@ -133,7 +139,12 @@ public final class SeccompFilter {
             bpf.label(arch.name()).load(OFFSET_NR);
             if (arch == SeccompArch.X86_64) {
                 bpf.jumpIfAtLeast(X32_SYSCALL_BIT, "x32", null);
+            } else {
+                bpf.jumpIfEqual(-1, ALLOW, null);
             }
+            // A syscall newer than this filter knows could change files or namespaces in a way neither the deny
+            // list nor the audit covers (file_setattr came with 6.17): ENOSYS, as an older kernel answers.
+            bpf.jumpIfAtLeast(FIRST_UNKNOWN_SYSCALL, ENOSYS_LABEL, null);
             RULES.forEach((name, rule) -> arch.number(name).ifPresent(nr -> bpf.jumpIfEqual(nr, target(rule), null)));
             bpf.ret(RET_ALLOW);
         }
@@ -244,6 +255,9 @@ public final class SeccompFilter {
                 "io_uring_setup",
                 "io_uring_enter",
                 "io_uring_register",
+                // memory that only its process can see: the kernel reads a path or argv from it, the audit
+                // supervisor's /proc/PID/mem cannot, and the call would run unrecorded or misnamed
+                "memfd_secret",
                 // kexec and modules
                 "kexec_load",
                 "kexec_file_load",

@@ -123,6 +123,62 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aCallNamingMemoryTheSupervisorCannotReadIsRefusedAndRecordedAndSecretMemoryIsDenied() throws Exception {
+        Path source = dir.resolve("unreadable.c");
+        Files.writeString(source, """
+                #define _GNU_SOURCE
+                #include <errno.h>
+                #include <fcntl.h>
+                #include <stdio.h>
+                #include <string.h>
+                #include <sys/mman.h>
+                #include <sys/syscall.h>
+                #include <unistd.h>
+                int main(void) {
+                    /* memfd_secret: pages the kernel reads and /proc/PID/mem does not. */
+                    errno = 0;
+                    long s = syscall(447, 0);
+                    printf("memfd_secret=%ld,%d\\n", s, s < 0 ? errno : 0);
+                    /* A path whose end runs into memory that cannot be read, as such pages look to the supervisor. */
+                    char *pages = mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                    munmap(pages + 4096, 4096);
+                    memcpy(pages + 4096 - 7, "partial", 7);
+                    errno = 0;
+                    int fd = open(pages + 4096 - 7, O_WRONLY | O_CREAT, 0600);
+                    printf("open=%d,%d\\n", fd, fd < 0 ? errno : 0);
+                    char *argv[] = {"true", pages + 4096 - 7, 0};
+                    errno = 0;
+                    execv("/bin/true", argv);
+                    printf("exec=%d\\n", errno);
+                    return 0;
+                }
+                """);
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = run.project().resolve("unreadable");
+        Process cc = new ProcessBuilder("gcc", "-O1", "-o", binary.toString(), source.toString())
+                .inheritIO()
+                .start();
+        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("-1,1", o.probes().get("memfd_secret"), o::describe);
+        assertEquals("-1,14", o.probes().get("open"), () -> "EFAULT, and nothing created; " + o.describe());
+        assertEquals("14", o.probes().get("exec"), () -> "EFAULT: argv ran into unreadable memory; " + o.describe());
+        assertFalse(Files.exists(run.project().resolve("partial")));
+        List<JsonNode> refused = o.audit().stream()
+                .filter(r -> "audit-unreadable-memory".equals(r.path("reason").asText()))
+                .toList();
+        assertEquals(
+                List.of("file write partial deny", "exec true true partial deny"),
+                refused.stream()
+                        .map(r -> describe(r) + " " + r.path("decision").asText())
+                        .toList(),
+                o::describe);
+    }
+
+    @Test
     void aUnixSocketBoundToAPathIsAFileRecordAndOtherBindsAreNone() {
         AgentjailRun.Outcome o = AgentjailRun.in(dir).run("python3", "-c", """
                 import socket

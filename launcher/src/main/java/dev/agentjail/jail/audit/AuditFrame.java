@@ -43,6 +43,7 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
     static final int RENAME = 18;
     static final int VERSION = 19;
     static final int MISSING = 20;
+    static final int REFUSED = 21;
 
     /** The frame format this launcher reads ('H' frame, VERSION field). */
     static final String FORMAT_VERSION = "1";

@@ -45,6 +45,12 @@ final class JailActivity {
 
     private static final String ANYWHERE = "*";
 
+    /** The reason of a call refused because it named memory the supervisor could not read. */
+    static final String UNREADABLE = "audit-unreadable-memory";
+
+    /** The most refused calls a window writes one by one; the rest are one audit-gap record's count. */
+    static final int REFUSED_PER_WINDOW = 100;
+
     private final String session;
     private final PathView paths;
     private final Redactor redactor;
@@ -55,6 +61,8 @@ final class JailActivity {
     private final Map<String, Integer> pathsInDirectory = new HashMap<>();
     private int fileRecords;
     private int execRecords;
+    private int refusedRecords;
+    private long refusedMore;
 
     private long programs;
     private long fileEvents;
@@ -97,6 +105,9 @@ final class JailActivity {
             for (Fold f : folds.values()) {
                 out.write(f.record());
             }
+            if (refusedMore > 0) {
+                gap(UNREADABLE, refusedMore, false, null, Instant.now());
+            }
         } finally {
             // Whatever failed, the next window starts empty: a count is written once at most.
             clearWindow();
@@ -109,6 +120,21 @@ final class JailActivity {
         pathsInDirectory.clear();
         fileRecords = 0;
         execRecords = 0;
+        refusedRecords = 0;
+        refusedMore = 0;
+    }
+
+    /**
+     * A call the supervisor answered EFAULT without letting it run: it named memory /proc/PID/mem could not read, which
+     * the kernel might have read (docs/jail.md "Exec and file audit"). A deny record each, bounded per window.
+     */
+    private void refused(AuditRecord.Builder record) {
+        if (refusedRecords >= REFUSED_PER_WINDOW) {
+            refusedMore++;
+            return;
+        }
+        refusedRecords++;
+        out.write(record.decision(AuditRecord.DENY).reason(UNREADABLE).build());
     }
 
     /** An {@code audit-gap} record. */
@@ -144,7 +170,8 @@ final class JailActivity {
 
     private void exec(AuditFrame frame) {
         boolean missing = frame.has(AuditFrame.MISSING);
-        if (!missing) {
+        boolean refused = frame.has(AuditFrame.REFUSED);
+        if (!missing && !refused) {
             programs++;
         }
         Findings findings = new Findings();
@@ -187,6 +214,10 @@ final class JailActivity {
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
         Instant ts = time(frame);
+        if (refused) {
+            refused(base(ts).kind(AuditRecord.KIND_EXEC).exec(details).redactions(redactions));
+            return;
+        }
         String key = "e\0" + ppid + '\0' + path + '\0' + String.join("\0", argv) + '\0' + cwd;
         Pending seen = keys.get(key);
         if (seen != null) {
@@ -227,16 +258,20 @@ final class JailActivity {
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
+        int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
+        FileDetails details = new FileDetails(
+                op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
+        Instant ts = time(frame);
+        if (frame.has(AuditFrame.REFUSED)) {
+            refused(base(ts).kind(AuditRecord.KIND_FILE).file(details).redactions(redactions));
+            return;
+        }
         if (changed.size() < DISTINCT_FILES) {
             changed.add(path);
             if (op.equals("rename") && target != null && changed.size() < DISTINCT_FILES) {
                 changed.add(target);
             }
         }
-        int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
-        FileDetails details = new FileDetails(
-                op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
-        Instant ts = time(frame);
         String key = "f\0" + pid + '\0' + op + '\0' + path;
         Pending seen = keys.get(key);
         if (seen != null) {

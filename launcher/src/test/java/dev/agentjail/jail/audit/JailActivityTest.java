@@ -249,6 +249,44 @@ class JailActivityTest {
     }
 
     @Test
+    void aCallRefusedForUnreadableMemoryIsADenyRecordAndNeitherAProgramNorAChange() {
+        activity.frame(exec(3, "/usr/bin", AuditFrame.REFUSED));
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                3,
+                AuditFrame.OP,
+                "write",
+                AuditFrame.PATH,
+                "src",
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.REFUSED,
+                "1"));
+
+        assertEquals(2, written.size(), written::toString);
+        for (AuditRecord r : written) {
+            assertEquals(AuditRecord.DENY, r.decision(), r::toString);
+            assertEquals(JailActivity.UNREADABLE, r.reason(), r::toString);
+        }
+        assertEquals(0, activity.programs());
+        assertEquals(0, activity.filesChanged());
+    }
+
+    @Test
+    void refusedCallsPastTheirBoundAreOneGapRecordsCount() {
+        for (int i = 0; i < JailActivity.REFUSED_PER_WINDOW + 7; i++) {
+            activity.frame(exec(3, "/x" + i, AuditFrame.REFUSED));
+        }
+        activity.tick();
+
+        assertEquals(JailActivity.REFUSED_PER_WINDOW + 1, written.size());
+        AuditRecord gap = written.get(written.size() - 1);
+        assertEquals(AuditRecord.KIND_AUDIT_GAP, gap.kind(), gap::toString);
+        assertEquals(7, gap.gap().missed(), gap::toString);
+    }
+
+    @Test
     void aFileNameThatIsNotUtf8IsShownByteByByte() {
         assertEquals("a\\xff", AuditFrame.escape(new byte[] {'a', (byte) 0xff}));
         // A backslash is escaped too: the name "a\\xff" (five characters) and the bytes a, 0xff stay apart.
