@@ -78,7 +78,10 @@ class CredentialIsolationTest {
         assertFalse(o.out().contains(AWS_SECRET), o::describe);
 
         String log = new String(AuditLines.bytes(run.auditLog()), StandardCharsets.UTF_8);
-        assertFalse(log.contains("canary"), () -> "the audit log holds a secret value: " + log);
+        // The script's own text ("grep canary") is in its exec record; no planted value may be anywhere.
+        for (String secret : new String[] {SSH_KEY, AWS_SECRET, "3f9a1c", "7b2e55d1"}) {
+            assertFalse(log.contains(secret), () -> "the audit log holds a secret value: " + log);
+        }
         JsonNode start = o.only(AuditRecord.KIND_SESSION_START);
         assertTrue(
                 start.path("env_names").toString().contains("\"AGENTJAIL_IT_FORWARDED\""),

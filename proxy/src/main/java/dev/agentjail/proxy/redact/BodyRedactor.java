@@ -322,7 +322,7 @@ public final class BodyRedactor {
             if (st >= acceptBase) {
                 // Most trigger ends in prose are a trigger that needs a word boundary, inside a word ("ey" in "key").
                 int back = wordBefore[st >> ac.shift];
-                if (back == 0 || i < back || !Rule.WORD[d[i - back] & 0xff]) {
+                if (back == 0 || i < back || !Rule.WORD_BEFORE[d[i - back] & 0xff]) {
                     onTrigger(ac.outputs[st >> ac.shift], i, last);
                 }
             }
@@ -338,7 +338,7 @@ public final class BodyRedactor {
         for (int id : ruleIds) {
             Rule rule = engine.rules[id];
             int t = endIndex - rule.trigger.length + 1;
-            if (rule.boundaryBefore && t > 0 && Rule.WORD[dec[t - 1] & 0xff]) {
+            if (rule.boundaryBefore && t > 0 && Rule.WORD_BEFORE[dec[t - 1] & 0xff]) {
                 continue;
             }
             check(id, t, last);

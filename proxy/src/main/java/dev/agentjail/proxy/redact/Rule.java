@@ -59,6 +59,14 @@ abstract class Rule {
     // ---- character classes -------------------------------------------------------------------------
 
     static final boolean[] WORD = set("A-Za-z0-9_");
+
+    /**
+     * What may not stand before a trigger that needs a word boundary: letters and digits. An underscore may: it joins
+     * names ({@code key_sk-ant-...}, {@code backup_ghp_...} in a file name or an argument), and a token glued to one is
+     * still the token.
+     */
+    static final boolean[] WORD_BEFORE = set("A-Za-z0-9");
+
     static final boolean[] ALNUM = set("A-Za-z0-9");
 
     /** A class from a compact spec: ranges like {@code a-z} and single characters; a leading dash is literal. */

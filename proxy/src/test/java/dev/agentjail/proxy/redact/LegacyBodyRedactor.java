@@ -325,7 +325,7 @@ final class LegacyBodyRedactor {
         for (int id : ruleIds) {
             Rule rule = engine.rules[id];
             int t = endIndex - rule.trigger.length + 1;
-            if (rule.boundaryBefore && t > 0 && Rule.WORD[dec[t - 1] & 0xff]) {
+            if (rule.boundaryBefore && t > 0 && Rule.WORD_BEFORE[dec[t - 1] & 0xff]) {
                 continue;
             }
             check(id, t, last);

@@ -27,6 +27,23 @@ class RedactorCarriersTest {
     }
 
     @Test
+    void aTokenJoinedToANameByAnUnderscoreIsRedactedInPathsAndArgumentsButNotOneInsideAWord() {
+        Redactor redactor = Redactor.builtIn();
+        String ghp = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+        Findings findings = new Findings();
+
+        String path = redactor.redactPath("/home/u/proj/backup_" + ghp + ".txt", findings);
+        String argument = redactor.redactArgument("--key_" + ANT, findings);
+        String inWord = redactor.redactArgument("xghp_" + ghp.substring(4), new Findings());
+
+        assertFalse(path.contains(ghp), path);
+        assertTrue(path.startsWith("/home/u/proj/backup_"), path);
+        assertFalse(argument.contains(ANT), argument);
+        assertEquals(2, findings.list().stream().mapToLong(Finding::count).sum(), findings.list()::toString);
+        assertEquals("xghp_" + ghp.substring(4), inWord, "a letter before the prefix: another word, not a token");
+    }
+
+    @Test
     void basicCredentialsAreDecodedRedactedAndReEncoded() {
         String value = "Basic " + Base64.getEncoder().encodeToString(("user:" + ANT).getBytes(StandardCharsets.UTF_8));
         Findings findings = new Findings();
