@@ -680,7 +680,8 @@ final class Session {
                         audit.requests(),
                         audit.denials(),
                         activity == null || !auditScope(loaded.policy()).exec() ? null : activity.programs(),
-                        activity == null || !auditScope(loaded.policy()).files() ? null : activity.filesChanged());
+                        activity == null || !auditScope(loaded.policy()).files() ? null : activity.filesChanged(),
+                        activity == null ? 0 : activity.redacted());
             }
             err.flush();
             StartupTrace.mark("session closed");

@@ -60,6 +60,22 @@ final class SessionSummary {
             long denials,
             Long programs,
             Long filesChanged) {
+        print(err, sessionId, auditLog, requests, denials, programs, filesChanged, 0);
+    }
+
+    /**
+     * As {@link #print(PrintWriter, String, Path, long, long, Long, Long)}, with the secrets the catalog found in the
+     * jail's program arguments and paths ({@code jailRedacted}), which the jail line names when there are any.
+     */
+    static void print(
+            PrintWriter err,
+            String sessionId,
+            Path auditLog,
+            long requests,
+            long denials,
+            Long programs,
+            Long filesChanged,
+            long jailRedacted) {
         SessionSummary summary = new SessionSummary();
         String problem = null;
         if (requests > 0) {
@@ -69,7 +85,12 @@ final class SessionSummary {
                 problem = IoErrors.message(e);
             }
         }
-        summary.write(err, sessionId, auditLog, requests, denials, jail(programs, filesChanged), problem);
+        String jail = jail(programs, filesChanged);
+        if (jail != null && jailRedacted > 0) {
+            jail += "; " + jailRedacted + (jailRedacted == 1 ? " secret" : " secrets")
+                    + " redacted from their arguments and paths";
+        }
+        summary.write(err, sessionId, auditLog, requests, denials, jail, problem);
     }
 
     /** {@code ran 214 programs, changed 37 files}, the part whose auditing was on; {@code null} with neither. */

@@ -110,6 +110,25 @@ class SessionSummaryTest {
         assertEquals(print(missing, 0, 0), activity(missing, null, null), "the older call prints the same");
     }
 
+    @Test
+    void namesTheSecretsRedactedFromTheJailsArgumentsAndPaths() {
+        Path missing = dir.resolve("missing.jsonl");
+        StringWriter text = new StringWriter();
+        PrintWriter err = new PrintWriter(text);
+        SessionSummary.print(err, ID, missing, 0, 0, 3L, 1L, 2);
+        SessionSummary.print(err, ID, missing, 0, 0, 3L, 1L, 1);
+        err.flush();
+        List<String> jailLines = text.toString()
+                .lines()
+                .filter(l -> l.startsWith("agentjail:   ran"))
+                .toList();
+        assertEquals(
+                List.of(
+                        "agentjail:   ran 3 programs, changed 1 file; 2 secrets redacted from their arguments and paths",
+                        "agentjail:   ran 3 programs, changed 1 file; 1 secret redacted from their arguments and paths"),
+                jailLines);
+    }
+
     private static String activity(Path log, Long programs, Long filesChanged) {
         StringWriter text = new StringWriter();
         PrintWriter err = new PrintWriter(text);

@@ -368,7 +368,7 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
     }
 
     /** What the session's audit saw: its exec events, its distinct changed paths, and why it failed if it did. */
-    public record Activity(long programs, long filesChanged, Optional<String> failure) {}
+    public record Activity(long programs, long filesChanged, long redacted, Optional<String> failure) {}
 
     private volatile Activity finished;
 
@@ -429,14 +429,17 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
                             server.close();
                         }
                         finished = new Activity(
-                                activity.programs(), activity.filesChanged(), Optional.ofNullable(failure));
+                                activity.programs(),
+                                activity.filesChanged(),
+                                activity.redacted(),
+                                Optional.ofNullable(failure));
                     })
                     .get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             err.println("agentjail: cannot finish the exec and file records: " + e);
         }
         if (finished == null) {
-            finished = new Activity(0, 0, Optional.of("the audit did not finish"));
+            finished = new Activity(0, 0, 0, Optional.of("the audit did not finish"));
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         try {

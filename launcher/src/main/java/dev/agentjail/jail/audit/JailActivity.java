@@ -68,6 +68,7 @@ final class JailActivity {
     private long fileEvents;
     private final Set<String> changed = new HashSet<>();
     private long unrecorded;
+    private long redacted;
 
     JailActivity(String session, PathView paths, Redactor redactor, Writer out) {
         this.session = session;
@@ -163,6 +164,11 @@ final class JailActivity {
         return fileEvents;
     }
 
+    /** Secrets the catalog found in the session's paths and arguments (each event's own, coalesced or not). */
+    long redacted() {
+        return redacted;
+    }
+
     /** Events the supervisor let go on without a frame. */
     long unrecorded() {
         return unrecorded;
@@ -213,6 +219,7 @@ final class JailActivity {
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
+        redactions.forEach(r -> redacted += r.count());
         Instant ts = time(frame);
         if (refused) {
             refused(base(ts).kind(AuditRecord.KIND_EXEC).exec(details).redactions(redactions));
@@ -258,6 +265,7 @@ final class JailActivity {
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
+        redactions.forEach(r -> redacted += r.count());
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         FileDetails details = new FileDetails(
                 op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());

@@ -156,6 +156,10 @@ class JailActivityTest {
         assertTrue(r.exec().argvTruncated());
         assertEquals(1, activity.programs());
         assertTrue(!r.redactions().isEmpty(), r::toString);
+        assertEquals(
+                r.redactions().stream().mapToLong(x -> x.count()).sum(),
+                activity.redacted(),
+                "the session summary's count of secrets redacted in the jail");
     }
 
     @Test
