@@ -630,6 +630,13 @@ static int jail(int argc, char **argv) {
         if (agent > 0) {
             return reap(agent);
         }
+        /*
+         * The child holds nothing of pid 1's (every descriptor is closed) and is about to exec the agent: dumpable
+         * again now, so that the audit supervisor, the jail's user on the host, can read this exec's path and argv.
+         */
+        if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+            fail(EXIT_LIMITS, "set dumpable");
+        }
     }
     /* Undo what exec-with-fds set for bwrap: the agent gets ordinary signal behaviour. */
     signal(SIGINT, SIG_DFL);

@@ -38,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -510,7 +511,8 @@ static int enqueue(struct outbox *out, const struct frame *f) {
 
 struct caller {
     pid_t tid;
-    int mem; /* /proc/TID/mem, -1 until opened */
+    int mem;      /* /proc/TID/mem, -1 until opened */
+    int vm_readv; /* process_vm_readv still worth trying */
     int racy;
     /*
      * Memory the call names that /proc/TID/mem could not read: the kernel may still read it (memfd_secret, which the
@@ -529,9 +531,34 @@ static int open_mem(struct caller *c) {
     return c->mem >= 0 ? 0 : -1;
 }
 
+/*
+ * One piece of the caller's memory, within a page. process_vm_readv first: it checks ptrace access only, which the
+ * supervisor has also to a process that made itself not dumpable (ssh does), because it owns the jail's user namespace;
+ * /proc/TID/mem of such a process is root's file. It also reads what the kernel's own copy would (no FOLL_FORCE: a
+ * PROT_NONE page fails both). /proc/TID/mem is the fallback where process_vm_readv is not allowed (EPERM, ENOSYS).
+ */
+static ssize_t read_piece(struct caller *c, uint64_t at, void *buf, size_t len) {
+    if (c->vm_readv) {
+        struct iovec local = {.iov_base = buf, .iov_len = len};
+        struct iovec remote = {.iov_base = (void *) (uintptr_t) at, .iov_len = len};
+        ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+        if (n >= 0 || errno == EFAULT) {
+            return n;
+        }
+        if (errno != EPERM && errno != ENOSYS) {
+            return -1;
+        }
+        c->vm_readv = 0;
+    }
+    if (open_mem(c) != 0) {
+        return -1;
+    }
+    return pread(c->mem, buf, len, (off_t) at);
+}
+
 /* Reads up to LEN bytes at ADDR a page at a time; returns how many were readable. */
 static size_t read_mem(struct caller *c, uint64_t addr, void *buf, size_t len) {
-    if (open_mem(c) != 0 || addr == 0) {
+    if (addr == 0) {
         return 0;
     }
     size_t done = 0;
@@ -541,7 +568,7 @@ static size_t read_mem(struct caller *c, uint64_t addr, void *buf, size_t len) {
         if (chunk > len - done) {
             chunk = len - done;
         }
-        ssize_t n = pread(c->mem, (char *) buf + done, chunk, (off_t) at);
+        ssize_t n = read_piece(c, at, (char *) buf + done, chunk);
         if (n <= 0) {
             break;
         }
@@ -914,7 +941,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         }
         return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
     }
-    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .racy = 0, .unreadable = 0};
+    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];

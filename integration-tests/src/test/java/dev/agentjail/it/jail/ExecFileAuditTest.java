@@ -179,6 +179,43 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aProcessThatMadeItselfNotDumpableIsRecordedAndNotRefused() throws Exception {
+        // ssh does this at start: its /proc/PID/mem becomes root's file, which an unprivileged supervisor cannot
+        // open (bin/test-as-user runs this test as an ordinary user).
+        Path source = dir.resolve("nodump.c");
+        Files.writeString(source, """
+                #include <fcntl.h>
+                #include <stdio.h>
+                #include <sys/prctl.h>
+                #include <unistd.h>
+                int main(void) {
+                    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+                    int fd = open("nodump-out", O_WRONLY | O_CREAT, 0600);
+                    dprintf(1, "open=%s\\n", fd >= 0 ? "ok" : "failed");
+                    execl("/bin/echo", "echo", "after=nodump", (char *) 0);
+                    return 1;
+                }
+                """);
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = run.project().resolve("nodump");
+        Process cc = new ProcessBuilder("gcc", "-O1", "-o", binary.toString(), source.toString())
+                .inheritIO()
+                .start();
+        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("ok", o.probes().get("open"), o::describe);
+        assertEquals("nodump", o.probes().get("after"), o::describe);
+        List<String> seen = ofKind(o.audit(), AuditRecord.KIND_EXEC, AuditRecord.KIND_FILE).stream()
+                .map(r -> describe(r)
+                        + (r.has("decision") ? " " + r.path("decision").asText() : ""))
+                .toList();
+        assertEquals(List.of("exec nodump " + binary, "file write nodump-out", "exec echo echo after=nodump"), seen);
+    }
+
+    @Test
     void aUnixSocketBoundToAPathIsAFileRecordAndOtherBindsAreNone() {
         AgentjailRun.Outcome o = AgentjailRun.in(dir).run("python3", "-c", """
                 import socket
