@@ -732,13 +732,15 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
 
 /*
  * Whether the program an exec names is not in the caller's file tree (ENOENT, ENOTDIR), as the supervisor finds it just
- * before the kernel runs the call: a PATH search's misses. Looked up beneath the caller's root (RESOLVE_IN_ROOT, so
- * its absolute links resolve as in the jail), following no magic link; /proc, whose "self" would name the supervisor,
- * and anything the lookup cannot settle count as found. Only a mark: a process that creates the file in between makes
- * it wrong, and the record is written either way.
+ * before the kernel runs the call: a PATH search's misses. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without
+ * following any symbolic link, because links such as /proc/self or /dev/fd resolve differently for the supervisor (it
+ * is no process of the jail): a path with a link on its way counts as found, except a plain relative link as its first
+ * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. Only a mark: a process that creates
+ * the file in between makes it wrong, and the record is written either way.
  */
 static int program_missing(pid_t tid, const char *path, const char *base) {
     static char full[2 * PATH_BYTES + 2];
+    static char again[2 * PATH_BYTES + 2];
     if (base != NULL) {
         if (base[0] != '/') {
             return 0;
@@ -747,17 +749,36 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     } else {
         snprintf(full, sizeof full, "%s", path);
     }
-    if (strncmp(full, "/proc/", 6) == 0 || strcmp(full, "/proc") == 0) {
-        return 0;
-    }
     char root[64];
     snprintf(root, sizeof root, "/proc/%d/root", (int) tid);
     int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         return 0;
     }
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     long fd = syscall(__NR_openat2, rootfd, full, &how, sizeof how);
+    if (fd < 0 && errno == ELOOP) {
+        const char *first = full + strspn(full, "/");
+        size_t length = strcspn(first, "/");
+        char name[256];
+        char target[256];
+        ssize_t n = -1;
+        if (length > 0 && length < sizeof name && first[length] == '/') {
+            memcpy(name, first, length);
+            name[length] = '\0';
+            n = readlinkat(rootfd, name, target, sizeof target - 1);
+        }
+        if (n > 0) {
+            target[n] = '\0';
+        }
+        if (n > 0 && target[0] != '/' && strstr(target, "..") == NULL) {
+            snprintf(again, sizeof again, "/%s%s", target, first + length);
+            fd = syscall(__NR_openat2, rootfd, again, &how, sizeof how);
+        } else {
+            errno = ELOOP;
+        }
+    }
     int missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR);
     if (fd >= 0) {
         close((int) fd);

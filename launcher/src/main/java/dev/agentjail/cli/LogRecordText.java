@@ -18,8 +18,8 @@ final class LogRecordText {
 
     /**
      * {@code value} with every character that could act on a terminal or disguise text shown as a visible escape: C0
-     * and C1 controls, DEL, the line and paragraph separators, the bidirectional controls (Trojan Source) and lone
-     * surrogates become {@code \\uXXXX}, and a backslash becomes {@code \\\\} so an escape cannot be forged. Hosts and
+     * and C1 controls, DEL, the line and paragraph separators, the bidirectional controls (Trojan Source), characters
+     * that show as nothing or as a space (see {@link #isInvisible}) and lone surrogates become {@code \\uXXXX}, and a backslash becomes {@code \\\\} so an escape cannot be forged. Hosts and
      * paths in the log come from the agent: they are printed only through this.
      */
     static String printable(String value) {
@@ -33,13 +33,22 @@ final class LogRecordText {
                     && i + 1 < value.length()
                     && Character.isLowSurrogate(value.charAt(i + 1));
             if (pair) {
+                int cp = Character.toCodePoint(c, value.charAt(i + 1));
+                boolean hidden = isInvisible(cp);
+                if (hidden && out == null) {
+                    out = new StringBuilder(value.length() + 16).append(value, 0, i);
+                }
                 if (out != null) {
-                    out.append(c).append(value.charAt(i + 1));
+                    if (hidden) {
+                        out.append(String.format(Locale.ROOT, "\\u%04x\\u%04x", (int) c, (int) value.charAt(i + 1)));
+                    } else {
+                        out.append(c).append(value.charAt(i + 1));
+                    }
                 }
                 i++;
                 continue;
             }
-            boolean unsafe = c == '\\' || isControl(c) || isBidi(c) || Character.isSurrogate(c);
+            boolean unsafe = c == '\\' || isControl(c) || isBidi(c) || Character.isSurrogate(c) || isInvisible(c);
             if (unsafe && out == null) {
                 out = new StringBuilder(value.length() + 16).append(value, 0, i);
             }
@@ -91,6 +100,26 @@ final class LogRecordText {
 
     private static boolean isControl(char c) {
         return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029';
+    }
+
+    /**
+     * A character that shows as nothing or as a space: format characters (zero-width space and joiners, the BOM, soft
+     * hyphen, tags), spaces other than the ASCII one, the Hangul fillers (letters to Unicode, blanks on screen), the
+     * combining grapheme joiner and the variation selectors. Unescaped, one argument could pass for two, or a path for
+     * another.
+     */
+    private static boolean isInvisible(int cp) {
+        int type = Character.getType(cp);
+        return type == Character.FORMAT
+                || (type == Character.SPACE_SEPARATOR && cp != ' ')
+                || cp == 0x115F
+                || cp == 0x1160
+                || cp == 0x3164
+                || cp == 0xFFA0
+                || cp == 0x034F
+                || (cp >= 0x180B && cp <= 0x180F)
+                || (cp >= 0xFE00 && cp <= 0xFE0F)
+                || (cp >= 0xE0100 && cp <= 0xE01EF);
     }
 
     private static boolean isBidi(char c) {

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.proxy.audit.AuditRecord;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -125,6 +126,10 @@ final class LogSummaryStats {
         }
         if (last == null || r.ts().isAfter(last)) {
             last = r.ts();
+        }
+        if ((r.isExec() || r.isFile()) && AuditRecord.DENY.equals(r.decision())) {
+            // Refused (audit-unreadable-memory): nothing ran, nothing changed.
+            return;
         }
         if (r.isExec()) {
             if (r.exec().missing()) {

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.Console;
 import java.lang.reflect.Method;
 import java.util.List;
@@ -155,6 +156,7 @@ final class LogTailFormat {
         if (e.missing()) {
             out.append("  not found");
         }
+        refused(out, r);
         if (e.cwd() != null) {
             out.append("  (cwd ").append(LogRecordText.word(e.cwd())).append(')');
         }
@@ -181,6 +183,7 @@ final class LogTailFormat {
             out.append(" (").append(f.paths()).append(" paths)");
         }
         out.append("  pid ").append(f.pid());
+        refused(out, r);
         return marks(out, f.count(), f.racy());
     }
 
@@ -202,6 +205,15 @@ final class LogTailFormat {
             out.append("  error ").append(LogRecordText.printable(r.error()));
         }
         return out.toString();
+    }
+
+    /** A call the supervisor refused (its memory could not be read): it ran nothing and changed nothing. */
+    private static void refused(StringBuilder out, LogRecord r) {
+        if (AuditRecord.DENY.equals(r.decision())) {
+            out.append("  REFUSED (")
+                    .append(r.reason() == null ? "-" : LogRecordText.printable(r.reason()))
+                    .append(')');
+        }
     }
 
     /** {@code ×N} for a record of N events, and {@code racy}. */

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.proxy.audit.AuditRecord;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -57,7 +58,7 @@ final class ReportData {
             if (commands.size() < MAX_COMMAND_ROWS) {
                 commands.add(r);
             }
-        } else if (r.isFile()) {
+        } else if (r.isFile() && !AuditRecord.DENY.equals(r.decision())) {
             LogSummaryStats.Directory d = changes.computeIfAbsent(r.sessionId(), k -> new HashMap<>())
                     .computeIfAbsent(LogSummaryStats.directoryOf(r.file().path()), LogSummaryStats.Directory::new);
             d.changes += r.file().count();

@@ -1,5 +1,6 @@
 package dev.agentjail.cli;
 
+import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -196,6 +197,15 @@ final class ReportHtml {
             }
             if (e.racy()) {
                 command.append(" (racy)");
+            }
+            if (e.commands() > 1) {
+                command.append(" (").append(e.commands()).append(" command lines, the first shown)");
+            }
+            if (e.missing()) {
+                command.append(" (not found)");
+            }
+            if (AuditRecord.DENY.equals(r.decision())) {
+                command.append(" (refused: unreadable memory)");
             }
             h.append("<tr><td class=\"time\">")
                     .append(LogRecordText.time(r.ts()))

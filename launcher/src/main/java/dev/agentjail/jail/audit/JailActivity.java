@@ -225,7 +225,10 @@ final class JailActivity {
             refused(base(ts).kind(AuditRecord.KIND_EXEC).exec(details).redactions(redactions));
             return;
         }
-        String key = "e\0" + ppid + '\0' + path + '\0' + String.join("\0", argv) + '\0' + cwd;
+        // Everything a record says is in its key: a start folded into another's count must not lose a mark (a miss
+        // then a real run of ./build, a racy or escaped repeat).
+        String key = "e\0" + ppid + '\0' + path + '\0' + String.join("\0", argv) + '\0' + cwd + '\0'
+                + marks(missing, details.racy(), details.escaped());
         Pending seen = keys.get(key);
         if (seen != null) {
             seen.more++;
@@ -233,7 +236,7 @@ final class JailActivity {
             return;
         }
         if (execRecords >= EXEC_RECORDS_PER_WINDOW) {
-            String foldKey = "e\0" + path;
+            String foldKey = "e\0" + path + '\0' + marks(missing, details.racy(), details.escaped());
             Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.exec(this, details, redactions));
             fold.add(ts, keys.size() < KEYS_PER_WINDOW ? remember(key, null) : true);
             return;
@@ -280,7 +283,9 @@ final class JailActivity {
                 changed.add(target);
             }
         }
-        String key = "f\0" + pid + '\0' + op + '\0' + path;
+        // The target too: a second rename or symlink to another target is another event, not a repeat.
+        String key = "f\0" + pid + '\0' + op + '\0' + path + '\0' + (target == null ? "" : "\0" + target) + '\0'
+                + marks(false, details.racy(), details.escaped());
         Pending seen = keys.get(key);
         if (seen != null) {
             seen.more++;
@@ -319,6 +324,10 @@ final class JailActivity {
         return fold != null
                 ? fold
                 : folds.computeIfAbsent("f\0" + details.op(), k -> Fold.file(this, details, ANYWHERE));
+    }
+
+    private static String marks(boolean missing, boolean racy, boolean escaped) {
+        return (missing ? "m" : "") + (racy ? "r" : "") + (escaped ? "e" : "");
     }
 
     /** Notes a key in this window; true when it was not there. */

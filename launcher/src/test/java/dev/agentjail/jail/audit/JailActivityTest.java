@@ -208,6 +208,51 @@ class JailActivityTest {
     }
 
     @Test
+    void aRecordNeverFoldsAnEventThatItWouldDescribeWrongly() {
+        // A miss, then the real run of the same command line; a rename to two targets; a clean, then a racy write.
+        activity.frame(exec(3, "/home/u/proj/build", "./build", AuditFrame.MISSING));
+        activity.frame(exec(3, "/home/u/proj/build", "./build"));
+        for (String target : List.of("out.txt", "hidden.txt")) {
+            activity.frame(frame(
+                    AuditFrame.FILE,
+                    AuditFrame.PID,
+                    3,
+                    AuditFrame.OP,
+                    "rename",
+                    AuditFrame.PATH,
+                    "notes.txt",
+                    AuditFrame.BASE,
+                    "/home/u/proj",
+                    AuditFrame.TARGET,
+                    target,
+                    AuditFrame.BASE2,
+                    "/home/u/proj"));
+        }
+        activity.frame(write(3, "src/a.c"));
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                3,
+                AuditFrame.OP,
+                "write",
+                AuditFrame.PATH,
+                "src/a.c",
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.RACY,
+                "1"));
+
+        assertEquals(6, written.size(), written::toString);
+        assertTrue(written.get(0).exec().missing());
+        assertFalse(written.get(1).exec().missing(), "the real run has a record of its own");
+        assertEquals(1, activity.programs());
+        assertEquals("out.txt", written.get(2).file().target());
+        assertEquals("hidden.txt", written.get(3).file().target());
+        assertFalse(written.get(4).file().racy());
+        assertTrue(written.get(5).file().racy(), "a racy repeat is not a clean record's count");
+    }
+
+    @Test
     void pastTheExecBoundAFoldSaysHowManyDistinctCommandLinesItHides() {
         for (int i = 0; i < JailActivity.EXEC_RECORDS_PER_WINDOW; i++) {
             activity.frame(exec(10 + i, "/bin/true", "true", "noise" + i));
