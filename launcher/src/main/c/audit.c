@@ -891,26 +891,89 @@ static void file_fields(struct frame *f, struct caller *c, const struct audited 
 }
 
 /* A Unix socket bound to a path: the path (joined to the working directory), else 0 (nothing in the file tree). */
-static int bind_path(struct caller *c, const struct seccomp_notif *req, char *out, size_t cap) {
+/*
+ * 1 when descriptor FD of the caller is a Unix socket (its inode is in the jail's /proc/TID/net/unix), 0 when it is
+ * not, -1 when that cannot be told. The socket's family is fixed when it is made; the address's is the caller's word.
+ */
+static int is_unix_socket(pid_t tid, long fd) {
+    char path[64];
+    char link[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int) tid, fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) {
+        return -1;
+    }
+    link[n] = '\0';
+    unsigned long inode;
+    if (sscanf(link, "socket:[%lu]", &inode) != 1) {
+        return 0;
+    }
+    snprintf(path, sizeof path, "/proc/%d/net/unix", (int) tid);
+    FILE *table = fopen(path, "re");
+    if (table == NULL) {
+        return -1;
+    }
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, table) != NULL) {
+        unsigned long listed;
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu", &listed) == 1 && listed == inode) {
+            found = 1;
+        }
+        /* A line longer than the buffer: skip its rest. */
+        while (strchr(line, '\n') == NULL && fgets(line, sizeof line, table) != NULL) {
+        }
+    }
+    fclose(table);
+    return found;
+}
+
+/*
+ * The name a bind gives a Unix socket: a path (a file is made: op mknod), or "@" and an abstract name (no file: op
+ * bind). Every bind of a Unix socket has a frame, whatever its address reads: the address is read before the kernel
+ * copies it, and a racing thread could turn an abstract name or another family into a path after our reading.
+ * Returns 0 for a socket of another family (no file either way).
+ */
+static int bind_path(struct caller *c, const struct seccomp_notif *req, char *out, size_t cap, const char **op) {
     unsigned char addr[2 + 108];
+    unsigned char again[2 + 108];
     size_t length = (size_t) req->data.args[2];
-    if (length <= 2 || length > sizeof addr) {
-        length = length > sizeof addr ? sizeof addr : length;
+    if (length > sizeof addr) {
+        length = sizeof addr;
+    }
+    int unix_socket = is_unix_socket(c->tid, (long) req->data.args[0]);
+    if (unix_socket == 0) {
+        return 0;
     }
     if (length <= 2) {
-        return 0;
+        return 0; /* the kernel refuses an address without a name (EINVAL) */
     }
     if (read_mem(c, req->data.args[1], addr, length) != length) {
         c->unreadable = req->data.args[1] != 0;
         return 0;
     }
-    unsigned family = addr[0] | (unsigned) addr[1] << 8;
-    if (family != AF_UNIX || addr[2] == '\0') {
-        return 0; /* another family, or an abstract name: no file */
+    if (read_mem(c, req->data.args[1], again, length) != length || memcmp(addr, again, length) != 0) {
+        c->racy = 1;
     }
-    size_t n = length - 2 < cap - 1 ? length - 2 : cap - 1;
-    memcpy(out, addr + 2, n);
-    out[n] = '\0';
+    unsigned family = addr[0] | (unsigned) addr[1] << 8;
+    if (family != AF_UNIX) {
+        if (unix_socket < 0) {
+            return 0;
+        }
+        c->racy = 1; /* a Unix socket bound to another family's address: refused, unless it changes meanwhile */
+    }
+    size_t n = length - 2 < cap - 2 ? length - 2 : cap - 2;
+    if (addr[2] == '\0') {
+        out[0] = '@';
+        memcpy(out + 1, addr + 3, n - 1);
+        out[n] = '\0';
+        *op = "bind";
+    } else {
+        memcpy(out, addr + 2, n);
+        out[n] = '\0';
+        *op = "mknod";
+    }
     return 1;
 }
 
@@ -966,10 +1029,11 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];
+    const char *bind_op = s->op;
     if (s->how == H_OPENAT2) {
         wanted = openat2_writes(&c, req, &flags2);
     } else if (s->how == H_BIND) {
-        wanted = bind_path(&c, req, socket_path, sizeof socket_path);
+        wanted = bind_path(&c, req, socket_path, sizeof socket_path, &bind_op);
     }
     if (wanted) {
         frame_start(&f, s->how == H_EXEC ? 'E' : 'F');
@@ -982,9 +1046,9 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             long nspid, ppid, uid;
             status_of(c.tid, &nspid, &ppid, &uid);
             field_number(&f, TAG_PID, nspid);
-            field_text(&f, TAG_OP, s->op);
-            field_text(&f, TAG_PATH, socket_path);
-            if (socket_path[0] != '/') {
+            field_text(&f, TAG_OP, bind_op);
+            field(&f, TAG_PATH, socket_path, strnlen(socket_path, sizeof socket_path));
+            if (socket_path[0] != '/' && socket_path[0] != '@') {
                 static char base[PATH_BYTES];
                 readlink_proc(c.tid, "cwd", base, sizeof base);
                 field_text(&f, TAG_BASE, base);

@@ -277,7 +277,8 @@ final class JailActivity {
             refused(base(ts).kind(AuditRecord.KIND_FILE).file(details).redactions(redactions));
             return;
         }
-        if (changed.size() < DISTINCT_FILES) {
+        // A Unix socket bound to an abstract name (op bind, "@name") makes no file.
+        if (changed.size() < DISTINCT_FILES && !op.equals("bind")) {
             changed.add(path);
             if (op.equals("rename") && target != null && changed.size() < DISTINCT_FILES) {
                 changed.add(target);

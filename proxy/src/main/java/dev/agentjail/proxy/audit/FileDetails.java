@@ -36,7 +36,8 @@ public record FileDetails(
             "chown",
             "utime",
             "mknod",
-            "xattr");
+            "xattr",
+            "bind");
 
     /** A record whose paths are UTF-8. */
     public FileDetails(
