@@ -467,25 +467,7 @@ static int connect_handoff(const char *path) {
 
 /* One descriptor per message: Netty's receiver reserves control space for exactly one. */
 static void send_listener(int channel, int listener) {
-    char byte = HANDOFF_BYTE;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr header;
-        char space[CMSG_SPACE(sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr msg = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
-    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
-    ssize_t sent;
-    do {
-        sent = sendmsg(channel, &msg, MSG_NOSIGNAL);
-    } while (sent < 0 && errno == EINTR);
-    if (sent != 1) {
+    if (audit_send_fd(channel, HANDOFF_BYTE, listener) != 0) {
         fail(EXIT_HANDOFF, "send listener to host proxy");
     }
     char ack = 0;

@@ -303,7 +303,7 @@ static int build_filter(struct program *p, int what) {
     return finish(p);
 }
 
-static int send_fd(int channel, char byte, int fd) {
+int audit_send_fd(int channel, char byte, int fd) {
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
         struct cmsghdr header;
@@ -342,7 +342,7 @@ int audit_install(int channel, int what, const char **step) {
         *step = "install the audit filter";
         return -1;
     }
-    if (send_fd(channel, AUDIT_HANDOFF_BYTE, fd) != 0) {
+    if (audit_send_fd(channel, AUDIT_HANDOFF_BYTE, fd) != 0) {
         *step = "send the audit descriptor to the host";
         return -1;
     }

@@ -5,7 +5,8 @@
  * syscalls that change the file tree (opens for writing, unlink, rename, mkdir, link, symlink, truncate, chmod, chown,
  * utime, mknod, xattr) into user notifications, and passes the notification descriptor to the host over the hand-off
  * socket. Host side: supervise() reads each notification, reads the path and arguments from the caller's memory,
- * hands one frame per event to the launcher and lets the syscall go on. It audits; it never decides.
+ * hands one frame per event to the launcher and lets the syscall go on. It audits; it decides only to refuse a call
+ * whose memory it cannot read.
  */
 #ifndef AGENTJAIL_AUDIT_H
 #define AGENTJAIL_AUDIT_H
@@ -18,6 +19,9 @@
 
 /* The byte that goes with the notification descriptor on the hand-off socket (listeners go with 'L'). */
 #define AUDIT_HANDOFF_BYTE 'S'
+
+/* Sends FD over CHANNEL with SCM_RIGHTS, one descriptor and the one byte BYTE per message; 0, or -1 with errno set. */
+int audit_send_fd(int channel, char byte, int fd);
 
 /* Parses "exec", "files", "exec,files" or "none"; -1 for anything else. */
 int audit_parse(const char *text);

@@ -44,6 +44,18 @@ class ExecFileAuditTest {
                 .toList();
     }
 
+    /** Compiles {@code source} into the project as {@code name} (threads allowed), on the host. */
+    private Path compile(AgentjailRun run, String name, String source) throws Exception {
+        Path file = dir.resolve(name + ".c");
+        Files.writeString(file, source);
+        Path binary = run.project().resolve(name);
+        Process cc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", binary.toString(), file.toString())
+                .inheritIO()
+                .start();
+        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
+        return binary;
+    }
+
     private static String describe(JsonNode r) {
         if (r.has("exec")) {
             JsonNode e = r.path("exec");
@@ -124,8 +136,8 @@ class ExecFileAuditTest {
 
     @Test
     void aCallNamingMemoryTheSupervisorCannotReadIsRefusedAndRecordedAndSecretMemoryIsDenied() throws Exception {
-        Path source = dir.resolve("unreadable.c");
-        Files.writeString(source, """
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = compile(run, "unreadable", """
                 #define _GNU_SOURCE
                 #include <errno.h>
                 #include <fcntl.h>
@@ -153,12 +165,6 @@ class ExecFileAuditTest {
                     return 0;
                 }
                 """);
-        AgentjailRun run = AgentjailRun.in(dir);
-        Path binary = run.project().resolve("unreadable");
-        Process cc = new ProcessBuilder("gcc", "-O1", "-o", binary.toString(), source.toString())
-                .inheritIO()
-                .start();
-        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
 
         AgentjailRun.Outcome o = run.run(binary.toString());
 
@@ -182,8 +188,8 @@ class ExecFileAuditTest {
     void aProcessThatMadeItselfNotDumpableIsRecordedAndNotRefused() throws Exception {
         // ssh does this at start: its /proc/PID/mem becomes root's file, which an unprivileged supervisor cannot
         // open (bin/test-as-user runs this test as an ordinary user).
-        Path source = dir.resolve("nodump.c");
-        Files.writeString(source, """
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = compile(run, "nodump", """
                 #include <fcntl.h>
                 #include <stdio.h>
                 #include <sys/prctl.h>
@@ -196,12 +202,6 @@ class ExecFileAuditTest {
                     return 1;
                 }
                 """);
-        AgentjailRun run = AgentjailRun.in(dir);
-        Path binary = run.project().resolve("nodump");
-        Process cc = new ProcessBuilder("gcc", "-O1", "-o", binary.toString(), source.toString())
-                .inheritIO()
-                .start();
-        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
 
         AgentjailRun.Outcome o = run.run(binary.toString());
 
@@ -262,8 +262,8 @@ class ExecFileAuditTest {
 
     @Test
     void aCallerThatRacesItsOwnMemoryNeitherCrashesNorHangsTheSupervisor() throws Exception {
-        Path source = dir.resolve("race.c");
-        Files.writeString(source, """
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path binary = compile(run, "race", """
                 #include <fcntl.h>
                 #include <pthread.h>
                 #include <string.h>
@@ -295,12 +295,6 @@ class ExecFileAuditTest {
                     return 0;
                 }
                 """);
-        AgentjailRun run = AgentjailRun.in(dir);
-        Path binary = run.project().resolve("race");
-        Process cc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", binary.toString(), source.toString())
-                .inheritIO()
-                .start();
-        assertTrue(cc.waitFor(60, TimeUnit.SECONDS) && cc.exitValue() == 0, "gcc failed");
 
         AgentjailRun.Outcome o = run.run(binary.toString());
 

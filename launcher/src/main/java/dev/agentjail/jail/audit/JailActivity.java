@@ -390,33 +390,10 @@ final class JailActivity {
             AuditRecord.Builder b = owner.base(last).redactions(redactions);
             if (exec != null) {
                 return b.kind(AuditRecord.KIND_EXEC)
-                        .exec(new ExecDetails(
-                                exec.path(),
-                                exec.argv(),
-                                exec.argvTruncated(),
-                                exec.cwd(),
-                                exec.pid(),
-                                exec.ppid(),
-                                exec.uid(),
-                                count,
-                                exec.racy(),
-                                1,
-                                exec.missing(),
-                                exec.escaped()))
+                        .exec(exec.withCount(count, 1))
                         .build();
             }
-            return b.kind(AuditRecord.KIND_FILE)
-                    .file(new FileDetails(
-                            file.op(),
-                            file.path(),
-                            file.target(),
-                            file.flags(),
-                            file.pid(),
-                            count,
-                            1,
-                            file.racy(),
-                            file.escaped()))
-                    .build();
+            return b.kind(AuditRecord.KIND_FILE).file(file.withCount(count)).build();
         }
     }
 
@@ -460,32 +437,11 @@ final class JailActivity {
             AuditRecord.Builder b = owner.base(last).redactions(redactions);
             if (exec != null) {
                 return b.kind(AuditRecord.KIND_EXEC)
-                        .exec(new ExecDetails(
-                                exec.path(),
-                                exec.argv(),
-                                exec.argvTruncated(),
-                                exec.cwd(),
-                                exec.pid(),
-                                exec.ppid(),
-                                exec.uid(),
-                                count,
-                                exec.racy(),
-                                Math.max(1, Math.min(paths, count)),
-                                exec.missing(),
-                                exec.escaped()))
+                        .exec(exec.withCount(count, Math.max(1, Math.min(paths, count))))
                         .build();
             }
             return b.kind(AuditRecord.KIND_FILE)
-                    .file(new FileDetails(
-                            file.op(),
-                            path,
-                            null,
-                            List.of(),
-                            file.pid(),
-                            count,
-                            Math.min(paths, count),
-                            file.racy(),
-                            file.escaped()))
+                    .file(file.folded(path, count, Math.min(paths, count)))
                     .build();
         }
     }

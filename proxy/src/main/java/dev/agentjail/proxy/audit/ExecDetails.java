@@ -56,4 +56,9 @@ public record ExecDetails(
         path = AuditRecord.bound(path, AuditRecord.MAX_PATH_CHARS);
         cwd = AuditRecord.bound(cwd, AuditRecord.MAX_PATH_CHARS);
     }
+
+    /** The same start standing for {@code count} starts of {@code commands} distinct command lines. */
+    public ExecDetails withCount(long count, long commands) {
+        return new ExecDetails(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, commands, missing, escaped);
+    }
 }

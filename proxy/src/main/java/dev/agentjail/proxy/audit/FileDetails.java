@@ -58,4 +58,14 @@ public record FileDetails(
         path = AuditRecord.bound(path, AuditRecord.MAX_PATH_CHARS);
         target = AuditRecord.bound(target, AuditRecord.MAX_PATH_CHARS);
     }
+
+    /** The same event standing for {@code count} of them. */
+    public FileDetails withCount(long count) {
+        return new FileDetails(op, path, target, flags, pid, count, 1, racy, escaped);
+    }
+
+    /** A record of {@code count} events on {@code paths} distinct paths, named by {@code folded} (a directory or *). */
+    public FileDetails folded(String folded, long count, long paths) {
+        return new FileDetails(op, folded, null, List.of(), pid, count, paths, racy, escaped);
+    }
 }
