@@ -174,6 +174,7 @@ final class LogExportEcs {
         return switch (op) {
             case "mkdir", "link", "symlink", "mknod" -> "creation";
             case "unlink", "rmdir" -> "deletion";
+            case "bind" -> "info";
             default -> "change";
         };
     }

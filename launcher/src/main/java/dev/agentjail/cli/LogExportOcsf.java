@@ -27,6 +27,7 @@ final class LogExportOcsf {
     static final int FILE_DELETE = 4;
     static final int FILE_RENAME = 5;
     static final int FILE_SET_ATTRIBUTES = 6;
+    static final int FILE_OTHER = 99;
     static final int FILE_SET_SECURITY = 7;
 
     /** OCSF file {@code type_id}s. */
@@ -237,6 +238,8 @@ final class LogExportOcsf {
             case "rename" -> FILE_RENAME;
             case "chmod", "chown" -> FILE_SET_SECURITY;
             case "utime", "xattr" -> FILE_SET_ATTRIBUTES;
+            // A Unix socket bound to an abstract name: no file at all.
+            case "bind" -> FILE_OTHER;
             default -> FILE_UPDATE;
         };
     }
@@ -248,6 +251,7 @@ final class LogExportOcsf {
             case FILE_RENAME -> "Rename";
             case FILE_SET_SECURITY -> "Set Security";
             case FILE_SET_ATTRIBUTES -> "Set Attributes";
+            case FILE_OTHER -> "Other";
             default -> "Update";
         };
     }

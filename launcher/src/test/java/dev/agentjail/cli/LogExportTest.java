@@ -252,7 +252,8 @@ class LogExportTest {
                         Map.entry("chmod", 7L),
                         Map.entry("chown", 7L),
                         Map.entry("utime", 6L),
-                        Map.entry("xattr", 6L)),
+                        Map.entry("xattr", 6L),
+                        Map.entry("bind", 99L)),
                 activity);
         assertEquals(
                 Map.ofEntries(
@@ -268,7 +269,8 @@ class LogExportTest {
                         Map.entry("chmod", "change"),
                         Map.entry("chown", "change"),
                         Map.entry("utime", "change"),
-                        Map.entry("xattr", "change")),
+                        Map.entry("xattr", "change"),
+                        Map.entry("bind", "info")),
                 type);
     }
 
