@@ -56,10 +56,10 @@ class CredentialIsolationTest {
                 echo "home_entries=$(ls -A "$HOME" | tr '\\n' ' ')"
                 [ -e ~/.ssh ]; echo "ssh_dir=$?"
                 cat ~/.ssh/id_ed25519 ~/.aws/credentials ~/.netrc ~/.git-credentials 2>/dev/null; echo "cat_creds=$?"
-                echo "home_grep=$(grep -rl canary "$HOME" 2>/dev/null | wc -l)"
-                echo "env_canary=$(env | grep -c canary)"
+                echo "home_grep=$(grep -rl 'c[a]nary' "$HOME" 2>/dev/null | wc -l)"
+                echo "env_planted=$(env | grep -c 'c[a]nary')"
                 echo "env_aws=$(env | grep -c AWS_SECRET_ACCESS_KEY)"
-                echo "proc_environ_canary=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c canary)"
+                echo "proc_environ_planted=$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c 'c[a]nary')"
                 echo "forwarded=$AGENTJAIL_IT_FORWARDED"
                 """);
 
@@ -70,18 +70,16 @@ class CredentialIsolationTest {
                 () -> assertEquals("1", o.probe("ssh_dir"), "~/.ssh inside"),
                 () -> assertEquals("1", o.probe("cat_creds"), "reading the planted credential files"),
                 () -> assertEquals("0", o.probe("home_grep"), "files under the home holding a canary"),
-                () -> assertEquals("0", o.probe("env_canary"), "the agent's environment holds a canary"),
+                () -> assertEquals("0", o.probe("env_planted"), "the agent's environment holds a canary"),
                 () -> assertEquals("0", o.probe("env_aws"), "AWS_SECRET_ACCESS_KEY is set inside"),
-                () -> assertEquals("0", o.probe("proc_environ_canary"), "a process inside has a canary in environ"),
+                () -> assertEquals("0", o.probe("proc_environ_planted"), "a process inside has a canary in environ"),
                 () -> assertEquals(FORWARDED, o.probe("forwarded"), "the policy's forwarded variable"));
         assertFalse(o.out().contains(SSH_KEY), o::describe);
         assertFalse(o.out().contains(AWS_SECRET), o::describe);
 
         String log = new String(AuditLines.bytes(run.auditLog()), StandardCharsets.UTF_8);
-        // The script's own text ("grep canary") is in its exec record; no planted value may be anywhere.
-        for (String secret : new String[] {SSH_KEY, AWS_SECRET, "3f9a1c", "7b2e55d1"}) {
-            assertFalse(log.contains(secret), () -> "the audit log holds a secret value: " + log);
-        }
+        // The script's exec record holds its text, which therefore greps for c[a]nary, not for the word itself.
+        assertFalse(log.contains("canary"), () -> "the audit log holds a secret value: " + log);
         JsonNode start = o.only(AuditRecord.KIND_SESSION_START);
         assertTrue(
                 start.path("env_names").toString().contains("\"AGENTJAIL_IT_FORWARDED\""),
