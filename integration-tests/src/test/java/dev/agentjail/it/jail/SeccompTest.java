@@ -137,10 +137,7 @@ class SeccompTest {
 
     @Test
     void theJailsPid1IsAgentjailInitUnderTheSameFiltersAndOutOfTheAgentsReach() {
-        AgentjailRun.requireBwrap();
-        Prerequisites.require(PERL);
-        Map<String, Integer> nr = PID1_SYSCALLS.get(System.getProperty("os.arch"));
-        Prerequisites.require(nr != null, "syscall numbers for " + System.getProperty("os.arch"));
+        Map<String, Integer> nr = perlProbes(PID1_SYSCALLS);
         // bwrap's own reaper as pid 1 ran under no filter and could be ptraced by the agent into running anything
         // unaudited and undenied. Every way to another process's memory, registers or descriptors must be closed.
         String script = """
@@ -185,19 +182,24 @@ class SeccompTest {
                 () -> assertEquals(eacces, p.get("write_mem"), o::describe));
     }
 
+    /** What a perl probe of raw syscalls needs: bwrap, perl, and this architecture's numbers from {@code byArch}. */
+    private static Map<String, Integer> perlProbes(Map<String, Map<String, Integer>> byArch) {
+        AgentjailRun.requireBwrap();
+        Prerequisites.require(PERL);
+        Map<String, Integer> nr = byArch.get(System.getProperty("os.arch"));
+        Prerequisites.require(nr != null, "syscall numbers for " + System.getProperty("os.arch"));
+        return nr;
+    }
+
+    /** A perl hash's entries: {@code name=>number, ...}. */
     private static String table(Map<String, Integer> nr) {
         return nr.entrySet().stream().map(e -> e.getKey() + "=>" + e.getValue()).collect(Collectors.joining(", "));
     }
 
     @Test
     void blockedSyscallsAnswerEpermInside() {
-        AgentjailRun.requireBwrap();
-        Prerequisites.require(PERL);
-        Map<String, Integer> nr = SYSCALLS.get(System.getProperty("os.arch"));
-        Prerequisites.require(nr != null, "syscall numbers for " + System.getProperty("os.arch"));
-        String table = nr.entrySet().stream()
-                .map(e -> e.getKey() + "=>" + e.getValue())
-                .collect(Collectors.joining(", "));
+        Map<String, Integer> nr = perlProbes(SYSCALLS);
+        String table = table(nr);
         // Each probe's arguments make the call fail without the filter with an error other than EPERM (EINVAL,
         // EFAULT, EBADF, ENOTTY), or succeed (unshare(0), personality): only the filter answers EPERM to all.
         String script = """

@@ -120,6 +120,14 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
     }
 
     private static boolean isUtf8(byte[] bytes) {
+        // Nearly every path and argument is ASCII: no decoder for those, on a path every frame takes.
+        boolean ascii = true;
+        for (byte b : bytes) {
+            ascii &= b >= 0;
+        }
+        if (ascii) {
+            return true;
+        }
         try {
             StandardCharsets.UTF_8
                     .newDecoder()
