@@ -71,6 +71,18 @@
  * Open flags that make an open a change to the file tree: access for writing, create, truncate. An unnamed file
  * (O_TMPFILE) needs write access too; glibc's __O_TMPFILE includes O_DIRECTORY, which every directory listing sets.
  */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
 #define AT_FDCWD_VALUE (-100)
 #define AT_EMPTY_PATH_VALUE 0x1000
@@ -651,9 +663,12 @@ static void base_of(pid_t tid, int dirfd_arg, const struct seccomp_notif *req, c
     }
 }
 
-/* The pid inside the jail (the last NSpid field), the parent's host pid and the uid, from /proc/TID/status. */
-static void status_of(pid_t tid, long *nspid, long *ppid, long *uid) {
-    *nspid = -1;
+/*
+ * The process inside the jail (the last NStgid field: a thread names its process), the parent's host pid and the uid,
+ * from /proc/TID/status.
+ */
+static void status_of(pid_t tid, long *jail_tgid, long *ppid, long *uid) {
+    *jail_tgid = -1;
     *ppid = -1;
     *uid = -1;
     char path[64];
@@ -678,20 +693,71 @@ static void status_of(pid_t tid, long *nspid, long *ppid, long *uid) {
             *ppid = strtol(line + 5, NULL, 10);
         } else if (strncmp(line, "Uid:", 4) == 0) {
             *uid = strtol(line + 4, NULL, 10);
-        } else if (strncmp(line, "NSpid:", 6) == 0) {
+        } else if (strncmp(line, "NStgid:", 7) == 0) {
             /* One number only: a process of the host (the jail's first process's parent), not of the jail. */
             char *first = strchr(line, '\t');
             char *last = strrchr(line, '\t');
-            *nspid = first != NULL && last != first ? strtol(last, NULL, 10) : 0;
+            *jail_tgid = first != NULL && last != first ? strtol(last, NULL, 10) : 0;
         }
         line = next;
     }
 }
 
-static long jail_pid(pid_t host_pid) {
-    long nspid, ppid, uid;
-    status_of(host_pid, &nspid, &ppid, &uid);
-    return nspid;
+/*
+ * Threads whose jail pid is known, each held by a pidfd (PIDFD_THREAD, Linux >= 6.9): a host tid is reused once its
+ * thread is gone (pid_max may be as low as 32768), and the pidfd tells whether the thread the entry was read from is
+ * still the one holding that tid. A thread keeps its process for its life (an exec by another thread of the process
+ * ends it), so while its pidfd shows it alive the number holds, and the file events of a busy loop need no
+ * /proc/TID/status read each (it was a third of the supervisor's time in a burst of opens: docs/benchmarks.md run 26).
+ * Direct-mapped by tid: a collision costs a read, never a wrong number. Older kernels refuse the flag: every lookup
+ * then reads the status file, as before.
+ */
+#define KNOWN_THREADS 256
+
+static struct known_thread {
+    pid_t tid;
+    int pidfd; /* -1: empty */
+    long jail_pid;
+} known_threads[KNOWN_THREADS];
+
+static void known_threads_init(void) {
+    for (size_t i = 0; i < KNOWN_THREADS; i++) {
+        known_threads[i].pidfd = -1;
+    }
+}
+
+/* 1 while the thread a pidfd refers to has not exited (a thread's pidfd turns readable when it does). */
+static int thread_alive(int pidfd) {
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    int rc;
+    do {
+        rc = poll(&p, 1, 0);
+    } while (rc < 0 && errno == EINTR);
+    return rc == 0;
+}
+
+/* The jail pid of the process host thread TID belongs to; -1 when it cannot be read, 0 for a process of the host. */
+static long jail_pid(pid_t tid) {
+    struct known_thread *k = &known_threads[(unsigned) tid % KNOWN_THREADS];
+    if (k->pidfd >= 0 && k->tid == tid && thread_alive(k->pidfd)) {
+        return k->jail_pid;
+    }
+    if (k->pidfd >= 0) {
+        close(k->pidfd);
+        k->pidfd = -1;
+    }
+    /* The pidfd first: alive after the status read, it held the tid all along, so the status read was its thread's. */
+    int pidfd = (int) syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+    long jail_tgid, ppid, uid;
+    status_of(tid, &jail_tgid, &ppid, &uid);
+    if (pidfd >= 0 && jail_tgid > 0 && thread_alive(pidfd)) {
+        k->tid = tid;
+        k->pidfd = pidfd;
+        k->jail_pid = jail_tgid;
+    } else if (pidfd >= 0) {
+        close(pidfd);
+    }
+    return jail_tgid;
 }
 
 /*
@@ -807,9 +873,9 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     static char cwd[PATH_BYTES];
     readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
     field_text(f, TAG_CWD, cwd);
-    long nspid, ppid, uid;
-    status_of(c->tid, &nspid, &ppid, &uid);
-    field_number(f, TAG_PID, nspid);
+    long jail_tgid, ppid, uid;
+    status_of(c->tid, &jail_tgid, &ppid, &uid);
+    field_number(f, TAG_PID, jail_tgid);
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
     field_number(f, TAG_UID, uid);
     /* argv: the pointer array, then each string, within ARGV_BYTES in all; read twice, as paths are. */
@@ -854,9 +920,7 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
 }
 
 static void file_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
-    long nspid, ppid, uid;
-    status_of(c->tid, &nspid, &ppid, &uid);
-    field_number(f, TAG_PID, nspid);
+    field_number(f, TAG_PID, jail_pid(c->tid));
     const char *op = s->op;
     int empty_ok = 0;
     if (s->nr == __NR_unlinkat && (req->data.args[2] & AT_REMOVEDIR_VALUE)) {
@@ -1043,9 +1107,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         if (s->how == H_EXEC) {
             exec_fields(&f, &c, s, req);
         } else if (s->how == H_BIND) {
-            long nspid, ppid, uid;
-            status_of(c.tid, &nspid, &ppid, &uid);
-            field_number(&f, TAG_PID, nspid);
+            field_number(&f, TAG_PID, jail_pid(c.tid));
             field_text(&f, TAG_OP, bind_op);
             field(&f, TAG_PATH, socket_path, strnlen(socket_path, sizeof socket_path));
             if (socket_path[0] != '/' && socket_path[0] != '@') {
@@ -1223,6 +1285,12 @@ int audit_supervise(int argc, char **argv) {
         }
         die(SUPERVISE_GONE, "receive the notification descriptor");
     }
+    /*
+     * Linux >= 6.6: the kernel hands each notification and its answer over on the CPU it runs on, as a synchronous
+     * wake-up, instead of waking the other side wherever it sleeps. Older kernels refuse it; it is only a hint.
+     */
+    ioctl(notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+    known_threads_init();
     struct seccomp_notif_sizes sizes;
     if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
         die(SUPERVISE_FAILED, "seccomp notification sizes");

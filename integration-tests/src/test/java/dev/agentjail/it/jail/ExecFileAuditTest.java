@@ -321,6 +321,67 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aThreadsEventsNameItsProcessAndAChildsItsOwn() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        // Three threads write their files many times each (the supervisor keeps what it knows of a thread while the
+        // thread lives); then a child does, whose pid the parent learns from fork.
+        Path binary = compile(run, "threads", """
+                #include <fcntl.h>
+                #include <pthread.h>
+                #include <stdio.h>
+                #include <sys/wait.h>
+                #include <unistd.h>
+                static void *work(void *name) {
+                    for (int i = 0; i < 300; i++) {
+                        int fd = open((const char *) name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                        if (fd >= 0) {
+                            close(fd);
+                        }
+                    }
+                    return 0;
+                }
+                int main(void) {
+                    pthread_t t[3];
+                    char *names[] = {"thread-0", "thread-1", "thread-2"};
+                    for (int i = 0; i < 3; i++) {
+                        pthread_create(&t[i], 0, work, names[i]);
+                    }
+                    for (int i = 0; i < 3; i++) {
+                        pthread_join(t[i], 0);
+                    }
+                    pid_t child = fork();
+                    if (child == 0) {
+                        work("child");
+                        _exit(0);
+                    }
+                    waitpid(child, 0, 0);
+                    printf("threads=%d\\nchild=%d\\n", (int) getpid(), (int) child);
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        int pid = Integer.parseInt(o.probes().get("threads"));
+        int child = Integer.parseInt(o.probes().get("child"));
+        List<JsonNode> files = ofKind(o.audit(), AuditRecord.KIND_FILE);
+        for (String name : List.of("thread-0", "thread-1", "thread-2", "child")) {
+            List<JsonNode> of = files.stream()
+                    .filter(r -> r.path("file").path("path").asText().equals(name))
+                    .toList();
+            assertEquals(
+                    300,
+                    of.stream()
+                            .mapToLong(r -> r.path("file").path("count").asLong())
+                            .sum(),
+                    name);
+            int expected = name.equals("child") ? child : pid;
+            assertTrue(of.stream().allMatch(r -> r.path("file").path("pid").asInt() == expected), of::toString);
+        }
+    }
+
+    @Test
     void killingTheSupervisorUnderFailureClosedStopsTheJailAndSaysSo() throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);
         CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
