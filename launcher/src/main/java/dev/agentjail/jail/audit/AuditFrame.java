@@ -81,6 +81,74 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
         return new AuditFrame(type, fields, escaped);
     }
 
+    /**
+     * A frame's bytes but its time, and the time: two exec or file frames of one identity make the same record but
+     * for its time, so a repeat is counted without parsing, decoding or redacting it again ({@link
+     * JailActivity#frame(ByteBuf)}). Null for another type, a frame that does not parse, or a time that is not
+     * ASCII (which {@link #number} might still read) or
+     * comes twice.
+     */
+    record Identity(ByteBuffer bytes, long time) {}
+
+    static Identity identity(ByteBuf body) {
+        int start = body.readerIndex();
+        int end = body.writerIndex();
+        if (start >= end) {
+            return null;
+        }
+        byte type = body.getByte(start);
+        if (type != EXEC && type != FILE) {
+            return null;
+        }
+        byte[] out = new byte[end - start];
+        int length = 0;
+        long time = -1;
+        boolean timed = false;
+        int at = start;
+        out[length++] = type;
+        at++;
+        while (at < end) {
+            if (end - at < 3) {
+                return null;
+            }
+            int tag = body.getUnsignedByte(at);
+            int size = body.getUnsignedShortLE(at + 1);
+            if (end - at - 3 < size) {
+                return null;
+            }
+            if (tag == TIME) {
+                long value = asciiNumber(body, at + 3, size);
+                if (value == Long.MIN_VALUE || timed) {
+                    // Not ASCII, or a second time: the frame is parsed as it is.
+                    return null;
+                }
+                time = value;
+                timed = true;
+            } else {
+                body.getBytes(at, out, length, 3 + size);
+                length += 3 + size;
+            }
+            at += 3 + size;
+        }
+        return new Identity(ByteBuffer.wrap(out, 0, length), time);
+    }
+
+    /** As {@link #number} reads an ASCII field (-1 when it is no number); Long.MIN_VALUE when a byte is not ASCII. */
+    private static long asciiNumber(ByteBuf body, int at, int size) {
+        byte[] digits = new byte[size];
+        body.getBytes(at, digits);
+        for (byte b : digits) {
+            if (b < 0) {
+                return Long.MIN_VALUE;
+            }
+        }
+        try {
+            return Long.parseLong(new String(digits, StandardCharsets.US_ASCII));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     boolean has(int tag) {
         return fields.stream().anyMatch(f -> f.tag() == tag);
     }

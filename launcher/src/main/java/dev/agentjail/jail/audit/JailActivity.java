@@ -7,6 +7,8 @@ import dev.agentjail.proxy.audit.GapDetails;
 import dev.agentjail.proxy.audit.RedactionCount;
 import dev.agentjail.proxy.redact.Findings;
 import dev.agentjail.proxy.redact.Redactor;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,6 +25,10 @@ import java.util.Set;
  * paths of one process, operation and directory the window's further paths there fold into one directory record;
  * past 1,000 file records or 1,000 exec records in a window, everything else folds per operation or program (an exec
  * fold says how many distinct command lines it stands for).
+ *
+ * <p>A repeat is counted on its frame's bytes ({@link #frame(ByteBuf)}): a frame whose bytes but its time are those of
+ * one seen before in the window is counted where that one was, without being parsed, decoded or redacted again. In a
+ * loop over the same few files, that is nearly every frame.
  *
  * <p>Not thread-safe: one thread (the supervisor channel's event loop) calls every method.
  */
@@ -56,9 +62,15 @@ final class JailActivity {
     private final Redactor redactor;
     private final Writer out;
 
-    private final Map<String, Pending> keys = new LinkedHashMap<>();
+    /** Every key seen in the window, and where its events are counted: its first record or the fold it went to. */
+    private final Map<String, Tally> keys = new LinkedHashMap<>();
+
     private final Map<String, Fold> folds = new LinkedHashMap<>();
     private final Map<String, Integer> pathsInDirectory = new HashMap<>();
+    private final Map<ByteBuffer, Repeat> repeats = new HashMap<>();
+    /** Where the last frame's event was counted (set by {@link #counted}), for {@link #frame(ByteBuf)}. */
+    private Repeat last;
+
     private int fileRecords;
     private int execRecords;
     private int refusedRecords;
@@ -75,6 +87,28 @@ final class JailActivity {
         this.paths = paths;
         this.redactor = redactor;
         this.out = out;
+    }
+
+    /**
+     * One frame as the supervisor sent it: a repeat of a frame seen in this window (the same bytes but for the time) is
+     * counted where that one was; any other is parsed and taken as {@link #frame(AuditFrame)} takes it. Both ways make
+     * the same records and counts (JailActivityTest holds them to that).
+     */
+    void frame(ByteBuf body) {
+        AuditFrame.Identity identity = AuditFrame.identity(body);
+        if (identity != null) {
+            Repeat repeat = repeats.get(identity.bytes());
+            if (repeat != null) {
+                repeat.count(this, time(identity.time()));
+                return;
+            }
+        }
+        AuditFrame frame = AuditFrame.parse(body);
+        last = null;
+        frame(frame);
+        if (identity != null && last != null && repeats.size() < KEYS_PER_WINDOW) {
+            repeats.put(identity.bytes(), last);
+        }
     }
 
     /** One frame: an exec or file event, or a count of events let go on without a frame. */
@@ -98,8 +132,8 @@ final class JailActivity {
     /** Ends the window: every count still owed is written. */
     void tick() {
         try {
-            for (Pending p : keys.values()) {
-                if (p != null && p.more > 0) {
+            for (Tally t : keys.values()) {
+                if (t instanceof Pending p && p.more > 0) {
                     out.write(p.withCount(p.more));
                 }
             }
@@ -119,6 +153,7 @@ final class JailActivity {
         keys.clear();
         folds.clear();
         pathsInDirectory.clear();
+        repeats.clear();
         fileRecords = 0;
         execRecords = 0;
         refusedRecords = 0;
@@ -219,7 +254,8 @@ final class JailActivity {
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
-        redactions.forEach(r -> redacted += r.count());
+        long found = redactions.stream().mapToLong(RedactionCount::count).sum();
+        redacted += found;
         Instant ts = time(frame);
         if (refused) {
             refused(base(ts).kind(AuditRecord.KIND_EXEC).exec(details).redactions(redactions));
@@ -229,21 +265,23 @@ final class JailActivity {
         // then a real run of ./build, a racy or escaped repeat).
         String key = "e\0" + ppid + '\0' + path + '\0' + String.join("\0", argv) + '\0' + cwd + '\0'
                 + marks(missing, details.racy(), details.escaped());
-        Pending seen = keys.get(key);
+        Tally seen = keys.get(key);
         if (seen != null) {
-            seen.more++;
-            seen.last = ts;
+            seen.repeat(ts);
+            counted(Repeat.exec(seen, found, !missing));
             return;
         }
         if (execRecords >= EXEC_RECORDS_PER_WINDOW) {
             String foldKey = "e\0" + path + '\0' + marks(missing, details.racy(), details.escaped());
             Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.exec(this, details, redactions));
-            fold.add(ts, keys.size() < KEYS_PER_WINDOW ? remember(key, null) : true);
+            fold.add(ts, true);
+            counted(hold(key, fold) ? Repeat.exec(fold, found, !missing) : null);
             return;
         }
         execRecords++;
         Pending pending = new Pending(this, details, null, redactions, ts);
-        remember(key, pending);
+        keys.put(key, pending);
+        counted(Repeat.exec(pending, found, !missing));
         out.write(pending.withCount(1));
     }
 
@@ -268,7 +306,8 @@ final class JailActivity {
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
                 .toList();
-        redactions.forEach(r -> redacted += r.count());
+        long found = redactions.stream().mapToLong(RedactionCount::count).sum();
+        redacted += found;
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         FileDetails details = new FileDetails(
                 op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
@@ -287,56 +326,58 @@ final class JailActivity {
         // The target too: a second rename or symlink to another target is another event, not a repeat.
         String key = "f\0" + pid + '\0' + op + '\0' + path + '\0' + (target == null ? "" : "\0" + target) + '\0'
                 + marks(false, details.racy(), details.escaped());
-        Pending seen = keys.get(key);
+        // A key seen before in this window is counted where its first event was: its record, or the fold it went to.
+        Tally seen = keys.get(key);
         if (seen != null) {
-            seen.more++;
-            seen.last = ts;
+            seen.repeat(ts);
+            counted(Repeat.file(seen, found));
             return;
         }
-        if (seen == null && keys.containsKey(key)) {
-            // Folded before in this window: the fold counts it, no new path.
-            foldFor(details).add(ts, false);
-            return;
-        }
-        boolean fresh = keys.size() < KEYS_PER_WINDOW ? remember(key, null) : true;
         if (fileRecords >= FILE_RECORDS_PER_WINDOW) {
             String foldKey = "f\0" + op;
-            folds.computeIfAbsent(foldKey, k -> Fold.file(this, details, ANYWHERE))
-                    .add(ts, fresh);
+            Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.file(this, details, ANYWHERE));
+            fold.add(ts, true);
+            counted(hold(key, fold) ? Repeat.file(fold, found) : null);
             return;
         }
         String directoryKey = pid + "\0" + op + '\0' + PathView.directoryOf(path);
         int inDirectory = pathsInDirectory.merge(directoryKey, 1, Integer::sum);
         if (inDirectory > PATHS_PER_DIRECTORY) {
-            folds.computeIfAbsent("d\0" + directoryKey, k -> Fold.file(this, details, PathView.directoryOf(path)))
-                    .add(ts, fresh);
+            Fold fold = folds.computeIfAbsent(
+                    "d\0" + directoryKey, k -> Fold.file(this, details, PathView.directoryOf(path)));
+            fold.add(ts, true);
+            counted(hold(key, fold) ? Repeat.file(fold, found) : null);
             return;
         }
         fileRecords++;
         Pending pending = new Pending(this, null, details, redactions, ts);
         keys.put(key, pending);
+        counted(Repeat.file(pending, found));
         out.write(pending.withCount(1));
     }
 
-    /** The fold a folded key's later events go to: its directory's, or the window's for its operation. */
-    private Fold foldFor(FileDetails details) {
-        String directoryKey = details.pid() + "\0" + details.op() + '\0' + PathView.directoryOf(details.path());
-        Fold fold = folds.get("d\0" + directoryKey);
-        return fold != null
-                ? fold
-                : folds.computeIfAbsent("f\0" + details.op(), k -> Fold.file(this, details, ANYWHERE));
+    /**
+     * Notes where an event was counted, so that its frame's repeats are counted there ({@link #frame(ByteBuf)}); null
+     * when its key is not held in the window (past {@link #KEYS_PER_WINDOW}), as each such event counts as a new path.
+     */
+    private void counted(Repeat repeat) {
+        last = repeat;
     }
 
     private static String marks(boolean missing, boolean racy, boolean escaped) {
         return (missing ? "m" : "") + (racy ? "r" : "") + (escaped ? "e" : "");
     }
 
-    /** Notes a key in this window; true when it was not there. */
-    private boolean remember(String key, Pending pending) {
-        // A folded key is held with no Pending: put's answer cannot tell it from a key not seen.
-        boolean fresh = !keys.containsKey(key);
-        keys.put(key, pending);
-        return fresh;
+    /**
+     * Holds a folded key, so that its later events in the window are counted on its fold, while the window holds fewer
+     * than {@link #KEYS_PER_WINDOW}; past that each of its events counts as a new path. True when it is held.
+     */
+    private boolean hold(String key, Fold fold) {
+        if (keys.size() >= KEYS_PER_WINDOW) {
+            return false;
+        }
+        keys.put(key, fold);
+        return true;
     }
 
     private static List<String> openFlags(AuditFrame frame) {
@@ -361,8 +402,41 @@ final class JailActivity {
     }
 
     private static Instant time(AuditFrame frame) {
-        long ms = frame.number(AuditFrame.TIME, -1);
+        return time(frame.number(AuditFrame.TIME, -1));
+    }
+
+    private static Instant time(long ms) {
         return ms < 0 ? Instant.now() : Instant.ofEpochMilli(ms);
+    }
+
+    /** What a later event of a key held in the window is counted on: the key's first record, or a fold. */
+    private interface Tally {
+        void repeat(Instant ts);
+    }
+
+    /**
+     * A frame's repeats: where they are counted, the secrets each one's own paths and arguments held, and which of the
+     * session's counts each adds to (a program run, a file event, or neither: a PATH search's miss).
+     */
+    private record Repeat(Tally tally, long redactions, boolean program, boolean file) {
+        static Repeat exec(Tally tally, long redactions, boolean program) {
+            return new Repeat(tally, redactions, program, false);
+        }
+
+        static Repeat file(Tally tally, long redactions) {
+            return new Repeat(tally, redactions, false, true);
+        }
+
+        void count(JailActivity activity, Instant ts) {
+            if (program) {
+                activity.programs++;
+            }
+            if (file) {
+                activity.fileEvents++;
+            }
+            activity.redacted += redactions;
+            tally.repeat(ts);
+        }
     }
 
     private AuditRecord.Builder base(Instant ts) {
@@ -370,7 +444,7 @@ final class JailActivity {
     }
 
     /** The first event of a key, written at once; {@code more} counts its later events in the window. */
-    private static final class Pending {
+    private static final class Pending implements Tally {
         private final JailActivity owner;
         private final ExecDetails exec;
         private final FileDetails file;
@@ -386,6 +460,12 @@ final class JailActivity {
             this.last = ts;
         }
 
+        @Override
+        public void repeat(Instant ts) {
+            more++;
+            last = ts;
+        }
+
         AuditRecord withCount(long count) {
             AuditRecord.Builder b = owner.base(last).redactions(redactions);
             if (exec != null) {
@@ -398,7 +478,7 @@ final class JailActivity {
     }
 
     /** Events folded into one record: a directory's paths, an operation's anywhere, or a program's starts. */
-    private static final class Fold {
+    private static final class Fold implements Tally {
         private final JailActivity owner;
         private final ExecDetails exec;
         private final List<RedactionCount> redactions;
@@ -423,6 +503,11 @@ final class JailActivity {
 
         static Fold file(JailActivity owner, FileDetails first, String path) {
             return new Fold(owner, null, List.of(), first, path);
+        }
+
+        @Override
+        public void repeat(Instant ts) {
+            add(ts, false);
         }
 
         void add(Instant ts, boolean newPath) {

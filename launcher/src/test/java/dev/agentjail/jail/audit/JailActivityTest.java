@@ -342,4 +342,109 @@ class JailActivityTest {
         assertEquals("a\\\\xff", AuditFrame.escape("a\\xff".getBytes(StandardCharsets.US_ASCII)));
         assertEquals("tab\\x09", AuditFrame.escape("tab\t".getBytes(StandardCharsets.US_ASCII)));
     }
+
+    /** A frame's bytes as the supervisor writes them: a type, then tag, little-endian length and value per field. */
+    private static ByteBuf bytes(char type, List<Object> tagsAndValues) {
+        ByteBuf b = Unpooled.buffer();
+        b.writeByte(type);
+        for (int i = 0; i < tagsAndValues.size(); i += 2) {
+            byte[] v = tagsAndValues.get(i + 1) instanceof byte[] raw
+                    ? raw
+                    : tagsAndValues.get(i + 1).toString().getBytes(StandardCharsets.UTF_8);
+            b.writeByte((Integer) tagsAndValues.get(i));
+            b.writeShortLE(v.length);
+            b.writeBytes(v);
+        }
+        return b;
+    }
+
+    @Test
+    void countingARepeatOnItsBytesMakesTheSameRecordsAndCountsAsParsingEveryFrame() {
+        // Repeats of the same few frames, each with a later time: first records, repeats, directory folds (past 32
+        // paths), the window's fold per operation (past 1,000 records), exec repeats and misses, refused calls, racy
+        // and escaped names, secrets in paths and arguments, and counts of unrecorded events; ticks between windows.
+        java.util.Random random = new java.util.Random(20);
+        List<ByteBuf> sequence = new ArrayList<>();
+        long time = 1_700_000_000_000L;
+        String token = "ghp_" + "A".repeat(36);
+        for (int i = 0; i < 30_000; i++) {
+            time += random.nextInt(3);
+            int pid = 2 + random.nextInt(3);
+            int pick = random.nextInt(100);
+            List<Object> f = new ArrayList<>(List.of(AuditFrame.PID, pid, AuditFrame.TIME, time));
+            if (pick < 70) {
+                int dir = random.nextInt(8);
+                int file = random.nextInt(pick < 10 ? 2_000 : 40);
+                f.addAll(List.of(AuditFrame.OP, random.nextInt(5) == 0 ? "unlink" : "write"));
+                f.addAll(List.of(AuditFrame.PATH, (dir == 7 ? token + "/" : "d" + dir + "/") + "f" + file));
+                f.addAll(List.of(AuditFrame.BASE, "/home/u/proj", AuditFrame.FLAGS, 0101));
+                if (file == 3) {
+                    f.addAll(List.of(AuditFrame.RACY, "1"));
+                }
+                if (file == 4) {
+                    f.set(f.indexOf(AuditFrame.PATH) + 1, new byte[] {'d', (byte) 0xff, '/', 'x'});
+                }
+                if (file == 5) {
+                    f.addAll(List.of(AuditFrame.REFUSED, "1"));
+                }
+                sequence.add(bytes(AuditFrame.FILE, f));
+            } else if (pick < 97) {
+                int program = random.nextInt(pick < 75 ? 1_500 : 6);
+                f.addAll(List.of(AuditFrame.PPID, 1, AuditFrame.UID, 1000, AuditFrame.CWD, "/home/u/proj"));
+                f.addAll(List.of(AuditFrame.PATH, "/usr/bin/p" + program, AuditFrame.ARG, "p" + program));
+                if (program == 1) {
+                    f.addAll(List.of(AuditFrame.ARG, "--token=" + token));
+                }
+                if (program == 2) {
+                    f.addAll(List.of(AuditFrame.MISSING, "1"));
+                }
+                if (program == 3) {
+                    f.addAll(List.of(AuditFrame.REFUSED, "1"));
+                }
+                sequence.add(bytes(AuditFrame.EXEC, f));
+            } else {
+                sequence.add(bytes(
+                        AuditFrame.UNRECORDED,
+                        List.of(AuditFrame.COUNT, 1 + random.nextInt(4), AuditFrame.TIME, time)));
+            }
+        }
+        List<AuditRecord> parsed = new ArrayList<>();
+        List<AuditRecord> counted = new ArrayList<>();
+        PathView view = new PathView(Path.of("/home/u/proj"), Path.of("/home/u"));
+        JailActivity everyFrameParsed = new JailActivity("s1", view, Redactor.builtIn(), parsed::add);
+        JailActivity repeatsCounted = new JailActivity("s1", view, Redactor.builtIn(), counted::add);
+        for (int i = 0; i < sequence.size(); i++) {
+            ByteBuf b = sequence.get(i);
+            try {
+                everyFrameParsed.frame(AuditFrame.parse(b.duplicate()));
+                repeatsCounted.frame(b);
+            } finally {
+                b.release();
+            }
+            if (i % 9_000 == 8_999) {
+                everyFrameParsed.tick();
+                repeatsCounted.tick();
+            }
+        }
+        everyFrameParsed.tick();
+        repeatsCounted.tick();
+
+        assertTrue(parsed.size() > 2_000, () -> parsed.size() + " records: the sequence must reach the folds");
+        assertTrue(parsed.stream().anyMatch(r -> r.file() != null && r.file().count() > 1), "repeats were counted");
+        for (int i = 0; i < Math.min(parsed.size(), counted.size()); i++) {
+            // The count of refused calls past their bound is written at the window's end with the time of that end.
+            String ts = parsed.get(i).kind().equals(AuditRecord.KIND_AUDIT_GAP) ? "\"ts\":\"[^\"]*\"" : "^$";
+            assertEquals(
+                    AuditJson.toLine(parsed.get(i)).replaceFirst(ts, ""),
+                    AuditJson.toLine(counted.get(i)).replaceFirst(ts, ""),
+                    "record " + i);
+        }
+        assertEquals(parsed.size(), counted.size(), "records");
+        assertEquals(everyFrameParsed.programs(), repeatsCounted.programs());
+        assertEquals(everyFrameParsed.fileEvents(), repeatsCounted.fileEvents());
+        assertEquals(everyFrameParsed.filesChanged(), repeatsCounted.filesChanged());
+        assertEquals(everyFrameParsed.redacted(), repeatsCounted.redacted());
+        assertTrue(everyFrameParsed.redacted() > 1_000, "secrets were found in repeats");
+        assertEquals(everyFrameParsed.unrecorded(), repeatsCounted.unrecorded());
+    }
 }
