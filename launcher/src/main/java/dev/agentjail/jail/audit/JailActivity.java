@@ -9,6 +9,9 @@ import dev.agentjail.proxy.redact.Findings;
 import dev.agentjail.proxy.redact.Redactor;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,6 +49,17 @@ final class JailActivity {
     /** The most distinct keys one window tells apart; past it every event counts as a new path. */
     static final int KEYS_PER_WINDOW = 65_536;
 
+    /**
+     * The most a window holds of its keys, repeats and folds, in bytes (estimated: two bytes a character, and a
+     * frame's own bytes): paths of 4,096 bytes and command lines of 16 KiB from a loop of distinct names would
+     * otherwise fill the launcher's heap within a window. Past it, a key is not held (its events count as new paths)
+     * and a program gets no fold of its own.
+     */
+    static final long HELD_BYTES_PER_WINDOW = 16L << 20;
+
+    /** The most programs a window folds one by one (past its exec records); the rest fold into one per marks. */
+    static final int EXEC_FOLDS_PER_WINDOW = 1_000;
+
     /** The most distinct changed paths a session tells apart for its {@code files_changed}. */
     static final int DISTINCT_FILES = 100_000;
 
@@ -73,12 +87,17 @@ final class JailActivity {
 
     private int fileRecords;
     private int execRecords;
+    private int execFolds;
+    private long heldBytes;
     private int refusedRecords;
     private long refusedMore;
 
     private long programs;
     private long fileEvents;
-    private final Set<String> changed = new HashSet<>();
+    /** The changed paths told apart, by a 64-bit share of their SHA-256: a path of 4,096 characters costs no more. */
+    private final Set<Long> changed = new HashSet<>();
+
+    private final MessageDigest sha256 = sha256();
     private long unrecorded;
     private long redacted;
 
@@ -106,7 +125,10 @@ final class JailActivity {
         AuditFrame frame = AuditFrame.parse(body);
         last = null;
         frame(frame);
-        if (identity != null && last != null && repeats.size() < KEYS_PER_WINDOW) {
+        if (identity != null
+                && last != null
+                && repeats.size() < KEYS_PER_WINDOW
+                && afford(identity.bytes().remaining())) {
             repeats.put(identity.bytes(), last);
         }
     }
@@ -156,6 +178,8 @@ final class JailActivity {
         repeats.clear();
         fileRecords = 0;
         execRecords = 0;
+        execFolds = 0;
+        heldBytes = 0;
         refusedRecords = 0;
         refusedMore = 0;
     }
@@ -202,6 +226,11 @@ final class JailActivity {
     /** Secrets the catalog found in the session's paths and arguments (each event's own, coalesced or not). */
     long redacted() {
         return redacted;
+    }
+
+    /** What the window holds of its keys, repeats and folds, in estimated bytes (at most HELD_BYTES_PER_WINDOW). */
+    long heldBytes() {
+        return heldBytes;
     }
 
     /** Events the supervisor let go on without a frame. */
@@ -272,16 +301,27 @@ final class JailActivity {
             return;
         }
         if (execRecords >= EXEC_RECORDS_PER_WINDOW) {
-            String foldKey = "e\0" + path + '\0' + marks(missing, details.racy(), details.escaped());
-            Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.exec(this, details, redactions));
+            String marks = marks(missing, details.racy(), details.escaped());
+            String foldKey = "e\0" + path + '\0' + marks;
+            Fold fold = folds.get(foldKey);
+            if (fold == null
+                    && execFolds < EXEC_FOLDS_PER_WINDOW
+                    && afford(2L * (foldKey.length() + argvChars(details)))) {
+                execFolds++;
+                fold = Fold.exec(this, details, redactions);
+                folds.put(foldKey, fold);
+            } else if (fold == null) {
+                // Past its bounds a window folds every further program into one record per marks: path "*", no argv.
+                fold = folds.computeIfAbsent(
+                        "e\0" + ANYWHERE + '\0' + marks, k -> Fold.exec(this, anyProgram(details), List.of()));
+            }
             fold.add(ts, true);
             counted(hold(key, fold) ? Repeat.exec(fold, found, !missing) : null);
             return;
         }
         execRecords++;
         Pending pending = new Pending(this, details, null, redactions, ts);
-        keys.put(key, pending);
-        counted(Repeat.exec(pending, found, !missing));
+        counted(hold(key, pending) ? Repeat.exec(pending, found, !missing) : null);
         out.write(pending.withCount(1));
     }
 
@@ -318,9 +358,9 @@ final class JailActivity {
         }
         // A Unix socket bound to an abstract name (op bind, "@name") makes no file.
         if (changed.size() < DISTINCT_FILES && !op.equals("bind")) {
-            changed.add(path);
+            changed.add(pathHash(path));
             if (op.equals("rename") && target != null && changed.size() < DISTINCT_FILES) {
-                changed.add(target);
+                changed.add(pathHash(target));
             }
         }
         // The target too: a second rename or symlink to another target is another event, not a repeat.
@@ -351,8 +391,7 @@ final class JailActivity {
         }
         fileRecords++;
         Pending pending = new Pending(this, null, details, redactions, ts);
-        keys.put(key, pending);
-        counted(Repeat.file(pending, found));
+        counted(hold(key, pending) ? Repeat.file(pending, found) : null);
         out.write(pending.withCount(1));
     }
 
@@ -369,15 +408,58 @@ final class JailActivity {
     }
 
     /**
-     * Holds a folded key, so that its later events in the window are counted on its fold, while the window holds fewer
-     * than {@link #KEYS_PER_WINDOW}; past that each of its events counts as a new path. True when it is held.
+     * Holds a key with where its events are counted (its record, or its fold), so that its later events in the window
+     * are counted there, while the window holds fewer than {@link #KEYS_PER_WINDOW} keys and {@link
+     * #HELD_BYTES_PER_WINDOW} bytes; past that each of its events is taken as a new one. True when it is held.
      */
-    private boolean hold(String key, Fold fold) {
-        if (keys.size() >= KEYS_PER_WINDOW) {
+    private boolean hold(String key, Tally tally) {
+        // The key, and about as much again for the record or fold it names (paths, cwd, argv as written).
+        if (keys.size() >= KEYS_PER_WINDOW || !afford(4L * key.length())) {
             return false;
         }
-        keys.put(key, fold);
+        keys.put(key, tally);
         return true;
+    }
+
+    /** Takes {@code bytes} (and an entry's fixed cost) from the window's budget; false, taking nothing, past it. */
+    private boolean afford(long bytes) {
+        long cost = bytes + 96;
+        if (heldBytes + cost > HELD_BYTES_PER_WINDOW) {
+            return false;
+        }
+        heldBytes += cost;
+        return true;
+    }
+
+    private static long argvChars(ExecDetails details) {
+        long chars = details.path().length()
+                + (details.cwd() == null ? 0 : details.cwd().length());
+        for (String a : details.argv()) {
+            chars += a.length();
+        }
+        return chars;
+    }
+
+    /** What a fold of every further program of a window shows: no path, no arguments, the marks it folds. */
+    private static ExecDetails anyProgram(ExecDetails first) {
+        return new ExecDetails(
+                ANYWHERE,
+                List.of(),
+                true,
+                null,
+                0,
+                0,
+                first.uid(),
+                1,
+                first.racy(),
+                1,
+                first.missing(),
+                first.escaped());
+    }
+
+    private long pathHash(String path) {
+        return ByteBuffer.wrap(sha256.digest(path.getBytes(StandardCharsets.UTF_8)))
+                .getLong();
     }
 
     private static List<String> openFlags(AuditFrame frame) {
@@ -436,6 +518,14 @@ final class JailActivity {
             }
             activity.redacted += redactions;
             tally.repeat(ts);
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
         }
     }
 

@@ -447,4 +447,74 @@ class JailActivityTest {
         assertTrue(everyFrameParsed.redacted() > 1_000, "secrets were found in repeats");
         assertEquals(everyFrameParsed.unrecorded(), repeatsCounted.unrecorded());
     }
+
+    @Test
+    void aLoopOfDistinctLongNamesStaysWithinTheWindowsMemoryAndItsCountsAddUp() {
+        // 40,000 writes of distinct 4,000-character names in one window: held whole, their keys alone would be 300 MB.
+        String dir = "d/" + "x".repeat(4_000) + "/";
+        int events = 40_000;
+        for (int i = 0; i < events; i++) {
+            ByteBuf b = bytes(
+                    AuditFrame.FILE,
+                    List.of(
+                            AuditFrame.PID,
+                            2,
+                            AuditFrame.TIME,
+                            1_700_000_000_000L,
+                            AuditFrame.OP,
+                            "write",
+                            AuditFrame.PATH,
+                            dir + i,
+                            AuditFrame.BASE,
+                            "/home/u/proj"));
+            try {
+                activity.frame(b);
+            } finally {
+                b.release();
+            }
+            assertTrue(activity.heldBytes() <= JailActivity.HELD_BYTES_PER_WINDOW, () -> activity.heldBytes() + "");
+        }
+        // The last name again: its key was past the budget, so it counts as one more path of the directory's fold.
+        activity.frame(write(2, dir + (events - 1)));
+        activity.tick();
+
+        assertEquals(events + 1, fileCount());
+        assertTrue(written.size() <= JailActivity.PATHS_PER_DIRECTORY + 1, () -> written.size() + " records");
+        AuditRecord fold = written.get(written.size() - 1);
+        assertEquals(events - JailActivity.PATHS_PER_DIRECTORY + 1, fold.file().count(), fold::toString);
+        assertEquals(events - JailActivity.PATHS_PER_DIRECTORY + 1, fold.file().paths(), fold::toString);
+        assertEquals(events, activity.filesChanged());
+        assertEquals(0, activity.heldBytes(), "a new window holds nothing");
+    }
+
+    @Test
+    void pastItsFoldsOfProgramsAWindowFoldsEveryFurtherProgramIntoOneRecordPerMarks() {
+        int starts = JailActivity.EXEC_RECORDS_PER_WINDOW + JailActivity.EXEC_FOLDS_PER_WINDOW + 500;
+        for (int i = 0; i < starts; i++) {
+            activity.frame(exec(3, "/p/" + i, "p" + i, AuditFrame.MISSING));
+        }
+        activity.frame(exec(3, "/usr/bin/curl", "curl", "https://example.test/"));
+        activity.tick();
+
+        List<AuditRecord> anywhere = written.stream()
+                .filter(r -> r.exec() != null && r.exec().path().equals("*"))
+                .toList();
+        assertEquals(2, anywhere.size(), anywhere::toString);
+        AuditRecord missed =
+                anywhere.stream().filter(r -> r.exec().missing()).findFirst().orElseThrow();
+        assertEquals(500, missed.exec().count(), missed::toString);
+        assertEquals(500, missed.exec().commands(), missed::toString);
+        assertTrue(missed.exec().argv().isEmpty(), missed::toString);
+        AuditRecord ran =
+                anywhere.stream().filter(r -> !r.exec().missing()).findFirst().orElseThrow();
+        assertEquals(1, ran.exec().count(), "the real start is not folded with the misses: " + ran);
+        assertEquals(1, activity.programs());
+        assertEquals(
+                starts + 1L,
+                written.stream()
+                        .filter(r -> r.exec() != null)
+                        .mapToLong(r -> r.exec().count())
+                        .sum());
+        assertTrue(written.size() <= starts - 500 + 2, () -> written.size() + " records");
+    }
 }
