@@ -3,6 +3,7 @@
  * docs/jail.md "Exec and file audit".
  *
  *   agentjail-init supervise --connect SOCKET [--failure closed|open] [--stall-seconds N] [--pass-through]
+ *                            [--scope exec,files]
  *     On the host, as the jail's user: connect to the launcher's SOCKET, receive the notification descriptor (one
  *     byte with SCM_RIGHTS), then answer every notification with "go on" after handing one frame per event to
  *     the launcher. Frames: u32 length (little-endian, of what follows), u8 type, then fields (u8 tag, u16 length
@@ -11,7 +12,8 @@
  *     launcher that takes none for N seconds (--stall-seconds, 30) ends the supervisor, whose notifications then fail
  *     (ENOSYS) until the launcher ends the session. open: frames wait in a bounded buffer; when it is full, events go
  *     on unrecorded and are counted in a 'D' frame. --pass-through answers without reading anything and only counts
- *     (the launcher's fallback under audit.failure open).
+ *     (the launcher's fallback under audit.failure open). --scope says what the jail's filter notifies (as
+ *     agentjail-init jail --audit): with both, working directories are kept between events (see cwd_of).
  *
  * The caller's memory is read through /proc/TID/mem; the notification id is checked after reading, so a frame is
  * never made from the memory of another process that took the id's pid. What is read is what the memory held when
@@ -121,6 +123,7 @@ enum how {
     H_TWO,        /* a path and a target path (rename, link) */
     H_SYMLINK,    /* the link's text and its path */
     H_BIND,       /* bind(2): a Unix socket with a path makes a file (recorded as mknod); other binds make none */
+    H_CWD,        /* chdir/fchdir: no record; tells the supervisor that a working directory it knows may change */
 };
 
 struct audited {
@@ -216,6 +219,8 @@ static const struct audited SYSCALLS[] = {
     /* Linux 6.17: chattr's flags (immutable, append-only, nodump) and the project id, by path. */
     {__NR_file_setattr, "file_setattr", "xattr", H_PLAIN, 0, 1, N, N, N, 4, N},
     {__NR_bind, "bind", "mknod", H_BIND, N, N, N, N, N, N, N},
+    {__NR_chdir, "chdir", "cwd", H_CWD, N, N, N, N, N, N, N},
+    {__NR_fchdir, "fchdir", "cwd", H_CWD, N, N, N, N, N, N, N},
 };
 #undef N
 
@@ -621,9 +626,41 @@ static long read_string_once(struct caller *c, uint64_t addr, char *out, size_t 
     return (long) done;
 }
 
-/* Reads the string twice: two different readings mark the event racy, and the later one is kept. */
+/*
+ * Reads the string twice: two different readings mark the event racy, and the later one is kept. A string that ends
+ * within its first FIRST_READ bytes (and page) is read both times by one process_vm_readv, whose second vector is
+ * copied after the first: half the calls for nearly every path.
+ */
+#define FIRST_READ 512
+
 static long read_string(struct caller *c, uint64_t addr, char *out, size_t cap, int *cut) {
     static char again[ARGV_BYTES];
+    size_t head = 4096 - (size_t) (addr & 4095);
+    if (head > FIRST_READ) {
+        head = FIRST_READ;
+    }
+    if (head > cap - 1) {
+        head = cap - 1;
+    }
+    if (c->vm_readv && addr != 0 && cap <= sizeof again && head > 0) {
+        struct iovec local[2] = {{.iov_base = out, .iov_len = head}, {.iov_base = again, .iov_len = head}};
+        struct iovec remote[2] = {{.iov_base = (void *) (uintptr_t) addr, .iov_len = head},
+                                  {.iov_base = (void *) (uintptr_t) addr, .iov_len = head}};
+        ssize_t n = process_vm_readv(c->tid, local, 2, remote, 2, 0);
+        char *end = n == (ssize_t) (2 * head) ? memchr(out, '\0', head) : NULL;
+        char *end2 = end != NULL ? memchr(again, '\0', head) : NULL;
+        if (end2 != NULL) {
+            *cut = 0;
+            long first = (long) (end - out);
+            long second = (long) (end2 - again);
+            if (second != first || memcmp(out, again, (size_t) first) != 0) {
+                c->racy = 1;
+                memcpy(out, again, (size_t) second + 1);
+            }
+            return second;
+        }
+        /* Longer, unreadable in part, or changed into a longer one meanwhile: page by page, as below. */
+    }
     long first = read_string_once(c, addr, out, cap, cut);
     if (first < 0 || cap > sizeof again) {
         return first;
@@ -651,11 +688,13 @@ static void readlink_proc(pid_t tid, const char *what, char *out, size_t cap) {
     out[n] = '\0';
 }
 
+static void cwd_of(pid_t tid, char *out, size_t cap);
+
 /* The directory a relative path of this call is joined to: the working directory or a descriptor's. */
 static void base_of(pid_t tid, int dirfd_arg, const struct seccomp_notif *req, char *out, size_t cap) {
     int dirfd = dirfd_arg < 0 ? AT_FDCWD_VALUE : (int) req->data.args[dirfd_arg];
     if (dirfd == AT_FDCWD_VALUE) {
-        readlink_proc(tid, "cwd", out, cap);
+        cwd_of(tid, out, cap);
     } else {
         char what[32];
         snprintf(what, sizeof what, "fd/%d", dirfd);
@@ -667,7 +706,8 @@ static void base_of(pid_t tid, int dirfd_arg, const struct seccomp_notif *req, c
  * The process inside the jail (the last NStgid field: a thread names its process), the parent's host pid and the uid,
  * from /proc/TID/status.
  */
-static void status_of(pid_t tid, long *jail_tgid, long *ppid, long *uid) {
+static void status_of(pid_t tid, long *jail_tgid, long *ppid, long *uid, long *host_tgid) {
+    *host_tgid = -1;
     *jail_tgid = -1;
     *ppid = -1;
     *uid = -1;
@@ -689,7 +729,9 @@ static void status_of(pid_t tid, long *jail_tgid, long *ppid, long *uid) {
         if (next != NULL) {
             *next++ = '\0';
         }
-        if (strncmp(line, "PPid:", 5) == 0) {
+        if (strncmp(line, "Tgid:", 5) == 0) {
+            *host_tgid = strtol(line + 5, NULL, 10);
+        } else if (strncmp(line, "PPid:", 5) == 0) {
             *ppid = strtol(line + 5, NULL, 10);
         } else if (strncmp(line, "Uid:", 4) == 0) {
             *uid = strtol(line + 4, NULL, 10);
@@ -714,10 +756,18 @@ static void status_of(pid_t tid, long *jail_tgid, long *ppid, long *uid) {
  */
 #define KNOWN_THREADS 256
 
+/* The tid whose entry this event has found alive (or made), 0 before: see cwd_of(). */
+static pid_t checked_tid;
+
 static struct known_thread {
     pid_t tid;
     int pidfd; /* -1: empty */
     long jail_pid;
+    /* The thread's working directory as last read (see "Working directories" below); valid while has_cwd. */
+    int has_cwd;
+    unsigned long long cwd_generation;
+    long long cwd_read_ms;
+    char cwd[PATH_BYTES];
 } known_threads[KNOWN_THREADS];
 
 static void known_threads_init(void) {
@@ -740,6 +790,7 @@ static int thread_alive(int pidfd) {
 static long jail_pid(pid_t tid) {
     struct known_thread *k = &known_threads[(unsigned) tid % KNOWN_THREADS];
     if (k->pidfd >= 0 && k->tid == tid && thread_alive(k->pidfd)) {
+        checked_tid = tid;
         return k->jail_pid;
     }
     if (k->pidfd >= 0) {
@@ -748,16 +799,134 @@ static long jail_pid(pid_t tid) {
     }
     /* The pidfd first: alive after the status read, it held the tid all along, so the status read was its thread's. */
     int pidfd = (int) syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
-    long jail_tgid, ppid, uid;
-    status_of(tid, &jail_tgid, &ppid, &uid);
+    long jail_tgid, ppid, uid, host_tgid;
+    status_of(tid, &jail_tgid, &ppid, &uid, &host_tgid);
     if (pidfd >= 0 && jail_tgid > 0 && thread_alive(pidfd)) {
         k->tid = tid;
         k->pidfd = pidfd;
         k->jail_pid = jail_tgid;
+        k->has_cwd = 0;
+        checked_tid = tid;
     } else if (pidfd >= 0) {
         close(pidfd);
     }
     return jail_tgid;
+}
+
+/*
+ * Working directories. A file event with a relative path needs the caller's working directory, and reading it
+ * (readlink of /proc/TID/cwd) was an eighth of the supervisor's time in a burst of relative opens (docs/benchmarks.md
+ * run 26). A thread's entry keeps the directory it last read, and the supervisor knows every call in the jail that
+ * can change what a working directory reads as: chdir and fchdir (notified for that alone, without a record), a
+ * rename (of any ancestor), an rmdir (of the directory itself: it then reads "... (deleted)"), and an exec by a thread
+ * that is not its process's first one (it takes over the first one's tid, with its own working directory); a jail's
+ * mounts are fixed (its deny filter refuses mount, unshare, setns, chroot and pivot_root).
+ *
+ * Such a call changes the directory only after the supervisor has let it go on, and it has surely returned once its
+ * thread makes its next notified call or has exited. So each one bumps a generation and is pending until then; an
+ * entry read while nothing is pending holds until the generation moves, and none is kept while anything is. A
+ * process of the host (the user's editor) can rename a directory above a jailed working directory unseen: entries
+ * are read again after CWD_KEEP_MS, so a record names the old path at most that long after such a rename. Only
+ * with both exec and file auditing (--scope exec,files), since an exec by another thread is seen only as an exec;
+ * without pidfds (Linux < 6.9) every event reads its directory.
+ */
+#define CWD_KEEP_MS 100
+#define PENDING_CHANGES 64
+
+static int cwd_keeping;                  /* the cache is on: both scopes, and nothing has disabled it */
+static unsigned long long cwd_generation; /* bumped by every call that can change a working directory */
+static struct pending_change {
+    pid_t tid;
+    int pidfd;
+} pending_changes[PENDING_CHANGES];
+static int pending_count;
+
+/* A call by TID that can change a working directory is about to go on. */
+static void cwd_changing(pid_t tid) {
+    cwd_generation++;
+    if (!cwd_keeping) {
+        return;
+    }
+    for (int i = 0; i < pending_count; i++) {
+        if (pending_changes[i].tid == tid) {
+            /* Pending already: the same thread (it is making this call), or a dead one's tid taken over. */
+            close(pending_changes[i].pidfd);
+            pending_changes[i] = pending_changes[--pending_count];
+            break;
+        }
+    }
+    int pidfd = (int) syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+    if (pidfd < 0 || pending_count == PENDING_CHANGES) {
+        /* Nothing would tell when this one is over: working directories are read for every event from now on. */
+        if (pidfd >= 0) {
+            close(pidfd);
+        }
+        cwd_keeping = 0;
+        return;
+    }
+    pending_changes[pending_count].tid = tid;
+    pending_changes[pending_count].pidfd = pidfd;
+    pending_count++;
+}
+
+/* TID makes a notified call: any change of its own has returned. */
+static void cwd_seen(pid_t tid) {
+    for (int i = 0; i < pending_count; i++) {
+        if (pending_changes[i].tid == tid) {
+            close(pending_changes[i].pidfd);
+            pending_changes[i] = pending_changes[--pending_count];
+            return;
+        }
+    }
+}
+
+/* Drops the pending changes whose threads have exited; 1 when none is left. */
+static int cwd_settled(void) {
+    if (pending_count == 0) {
+        return 1;
+    }
+    struct pollfd fds[PENDING_CHANGES];
+    for (int i = 0; i < pending_count; i++) {
+        fds[i].fd = pending_changes[i].pidfd;
+        fds[i].events = POLLIN;
+        fds[i].revents = 0;
+    }
+    int rc;
+    do {
+        rc = poll(fds, (nfds_t) pending_count, 0);
+    } while (rc < 0 && errno == EINTR);
+    if (rc <= 0) {
+        return 0;
+    }
+    for (int i = pending_count - 1; i >= 0; i--) {
+        if (fds[i].revents != 0) {
+            close(pending_changes[i].pidfd);
+            pending_changes[i] = pending_changes[--pending_count];
+        }
+    }
+    return pending_count == 0;
+}
+
+/* The working directory of TID; kept in its entry when jail_pid() has checked (or made) that entry in this event. */
+static void cwd_of(pid_t tid, char *out, size_t cap) {
+    struct known_thread *k = &known_threads[(unsigned) tid % KNOWN_THREADS];
+    int entry = cwd_keeping && checked_tid == tid && k->pidfd >= 0 && k->tid == tid;
+    long long now = entry ? now_ms(CLOCK_MONOTONIC) : 0;
+    if (entry && k->has_cwd && k->cwd_generation == cwd_generation && now - k->cwd_read_ms < CWD_KEEP_MS) {
+        snprintf(out, cap, "%s", k->cwd);
+        return;
+    }
+    readlink_proc(tid, "cwd", out, cap);
+    if (!entry) {
+        return;
+    }
+    k->has_cwd = 0;
+    if (out[0] == '/' && cwd_settled()) {
+        snprintf(k->cwd, sizeof k->cwd, "%s", out);
+        k->cwd_generation = cwd_generation;
+        k->cwd_read_ms = now;
+        k->has_cwd = 1;
+    }
 }
 
 /*
@@ -873,8 +1042,12 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     static char cwd[PATH_BYTES];
     readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
     field_text(f, TAG_CWD, cwd);
-    long jail_tgid, ppid, uid;
-    status_of(c->tid, &jail_tgid, &ppid, &uid);
+    long jail_tgid, ppid, uid, host_tgid;
+    status_of(c->tid, &jail_tgid, &ppid, &uid, &host_tgid);
+    if (host_tgid != c->tid) {
+        /* Not its process's first thread (or unknown): the exec gives it the first one's tid (see cwd_of). */
+        cwd_changing(c->tid);
+    }
     field_number(f, TAG_PID, jail_tgid);
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
     field_number(f, TAG_UID, uid);
@@ -1051,6 +1224,19 @@ static int openat2_writes(struct caller *c, const struct seccomp_notif *req, uns
     return (how[0] & WRITE_FLAGS) != 0;
 }
 
+/* A rename (of a working directory or one above it) or an rmdir (of one): what a working directory reads as changes. */
+static int changes_directories(const struct audited *s, const struct seccomp_notif *req) {
+    if (strcmp(s->op, "rename") == 0) {
+        return 1;
+    }
+#ifdef __NR_rmdir
+    if (s->nr == __NR_rmdir) {
+        return 1;
+    }
+#endif
+    return s->nr == __NR_unlinkat && (req->data.args[2] & AT_REMOVEDIR_VALUE) != 0;
+}
+
 /* Lets the call go on, or with REFUSE answers it EFAULT, as the kernel answers memory it cannot read. */
 static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp, int refuse) {
     resp->id = req->id;
@@ -1083,10 +1269,21 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
     static struct frame f;
     const struct audited *s = audited(req->data.nr);
     if (sv->pass_through || s == NULL) {
-        /* A bind is counted only when it could have made a file: most make none, and the count is of misses. */
-        if (s == NULL || s->how != H_BIND) {
+        /*
+         * A bind is counted only when it could have made a file: most make none, and the count is of misses. A
+         * change of directory is no event.
+         */
+        if (s == NULL || (s->how != H_BIND && s->how != H_CWD)) {
             sv->passed++;
         }
+        return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
+    }
+    checked_tid = 0;
+    if (pending_count > 0) {
+        cwd_seen((pid_t) req->pid);
+    }
+    if (s->how == H_CWD) {
+        cwd_changing((pid_t) req->pid);
         return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
     }
     struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
@@ -1119,6 +1316,9 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             file_fields(&f, &c, s, req);
             if (s->how == H_OPENAT2) {
                 field_number(&f, TAG_FLAGS, (long long) (unsigned) flags2);
+            }
+            if (changes_directories(s, req)) {
+                cwd_changing(c.tid);
             }
         }
         if (c.racy) {
@@ -1221,6 +1421,7 @@ int audit_supervise(int argc, char **argv) {
     int closed_mode = 1;
     int stall_seconds = 30;
     int pass_through = 0;
+    int scope = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc) {
             connect_path = argv[++i];
@@ -1242,10 +1443,16 @@ int audit_supervise(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--pass-through") == 0) {
             pass_through = 1;
+        } else if (strcmp(argv[i], "--scope") == 0 && i + 1 < argc) {
+            scope = audit_parse(argv[++i]);
+            if (scope < 0) {
+                errno = EINVAL;
+                die(SUPERVISE_USAGE, "--scope takes exec, files, exec,files or none");
+            }
         } else {
             errno = EINVAL;
             die(SUPERVISE_USAGE, "usage: supervise --connect SOCKET [--failure closed|open] [--stall-seconds N]"
-                                 " [--pass-through]");
+                                 " [--pass-through] [--scope exec,files]");
         }
     }
     if (connect_path == NULL) {
@@ -1291,6 +1498,7 @@ int audit_supervise(int argc, char **argv) {
      */
     ioctl(notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
     known_threads_init();
+    cwd_keeping = !pass_through && scope == (AUDIT_EXEC | AUDIT_FILES);
     struct seccomp_notif_sizes sizes;
     if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) {
         die(SUPERVISE_FAILED, "seccomp notification sizes");

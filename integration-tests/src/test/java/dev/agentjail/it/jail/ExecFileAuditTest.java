@@ -381,6 +381,162 @@ class ExecFileAuditTest {
         }
     }
 
+    private static List<String> writes(List<JsonNode> audit) {
+        return ofKind(audit, AuditRecord.KIND_FILE).stream()
+                .filter(r -> r.path("file").path("op").asText().equals("write"))
+                .map(r -> r.path("file").path("path").asText())
+                .toList();
+    }
+
+    @Test
+    void aRelativePathNamesTheFileInTheDirectoryItWasWrittenFromAfterEveryChangeOfDirectory() {
+        // The shell's own redirections, from one thread that changes directory (cd), whose directory is renamed by
+        // another process (mv), and that comes back to it by another name.
+        String script = "p=$PWD && mkdir -p a/b && cd a && echo > f1 && echo > f2 && cd b && echo > g && cd .."
+                + " && mv b c && cd c && echo > h && mv ../../a ../../z && echo > k && cd / && cd \"$p/z/c\""
+                + " && echo > m && cd ../.. && echo > n";
+        AgentjailRun run = AgentjailRun.in(dir);
+        AgentjailRun.Outcome o = run.run("/bin/sh", "-c", script);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals(List.of("a/f1", "a/f2", "a/b/g", "a/c/h", "z/c/k", "z/c/m", "n"), writes(o.audit()), o::describe);
+        for (String file : List.of("z/f1", "z/c/g", "z/c/k", "z/c/m", "n")) {
+            assertTrue(Files.exists(run.project().resolve(file)), file);
+        }
+    }
+
+    @Test
+    void aThreadsRelativeWriteAfterAnotherThreadChangedTheirDirectoryNamesTheNewOne() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        Files.createDirectories(run.project().resolve("d0"));
+        Files.createDirectories(run.project().resolve("d1"));
+        // One thread changes the process's directory 200 times; the other writes relative files while it does, and
+        // one marked file each time it has seen a change complete. Its marks must name the directory then current.
+        // (A pause between changes keeps each directory's marks of a second within the 32 that get records each.)
+        Path binary = compile(run, "cwdrace", """
+                #include <fcntl.h>
+                #include <pthread.h>
+                #include <stdatomic.h>
+                #include <stdio.h>
+                #include <unistd.h>
+                static atomic_int changing, changed, marked;
+                static void touch(const char *name) {
+                    int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                    if (fd >= 0) {
+                        close(fd);
+                    }
+                }
+                static void *writer(void *unused) {
+                    (void) unused;
+                    for (int seen = 0; seen < 200;) {
+                        int now = atomic_load(&changed);
+                        if (now == seen) {
+                            if (atomic_load(&changing)) {
+                                touch("noise");
+                            } else {
+                                usleep(200);
+                            }
+                            continue;
+                        }
+                        char name[32];
+                        snprintf(name, sizeof name, "mark-%d", now);
+                        touch(name);
+                        seen = now;
+                        atomic_store(&marked, now);
+                    }
+                    return 0;
+                }
+                int main(void) {
+                    char root[4096];
+                    if (getcwd(root, sizeof root) == NULL) {
+                        return 1;
+                    }
+                    pthread_t t;
+                    pthread_create(&t, 0, writer, 0);
+                    for (int i = 1; i <= 200; i++) {
+                        char to[4200];
+                        snprintf(to, sizeof to, "%s/d%d", root, i % 2);
+                        atomic_store(&changing, 1);
+                        usleep(100);
+                        if (chdir(to) != 0) {
+                            return 2;
+                        }
+                        atomic_store(&changed, i);
+                        while (atomic_load(&marked) != i) {
+                        }
+                        atomic_store(&changing, 0);
+                        usleep(30000);
+                    }
+                    pthread_join(t, 0);
+                    printf("cwdrace=done\\n");
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals("done", o.probes().get("cwdrace"), o::describe);
+        List<String> marks =
+                writes(o.audit()).stream().filter(p -> p.contains("mark-")).toList();
+        assertEquals(200, marks.size(), marks::toString);
+        for (String mark : marks) {
+            int i = Integer.parseInt(mark.substring(mark.indexOf("mark-") + 5));
+            assertEquals("d" + (i % 2) + "/mark-" + i, mark);
+        }
+    }
+
+    @Test
+    void anExecByAThreadWithItsOwnDirectoryNamesTheFilesOfTheNewProgramInThatDirectory() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        Files.createDirectories(run.project().resolve("sub"));
+        // A thread made without CLONE_FS has a working directory of its own; its exec makes it the process's first
+        // thread, with that thread's tid and its own directory.
+        Path binary = compile(run, "threadexec", """
+                #define _GNU_SOURCE
+                #include <fcntl.h>
+                #include <sched.h>
+                #include <stdatomic.h>
+                #include <sys/syscall.h>
+                #include <unistd.h>
+                extern char **environ;
+                static atomic_int stage;
+                static char stack[1 << 16] __attribute__((aligned(16)));
+                static int thread(void *unused) {
+                    (void) unused;
+                    syscall(SYS_chdir, "sub");
+                    long fd = syscall(SYS_openat, AT_FDCWD, "from-thread", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                    syscall(SYS_close, fd);
+                    atomic_store(&stage, 1);
+                    while (atomic_load(&stage) != 2) {
+                    }
+                    char *argv[] = {"sh", "-c", "echo > after-exec", 0};
+                    syscall(SYS_execve, "/bin/sh", argv, environ);
+                    syscall(SYS_exit, 3);
+                    return 0;
+                }
+                int main(void) {
+                    if (clone(thread, stack + sizeof stack, CLONE_VM | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
+                              0) < 0) {
+                        return 1;
+                    }
+                    while (atomic_load(&stage) != 1) {
+                    }
+                    int fd = open("from-leader", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                    close(fd);
+                    atomic_store(&stage, 2);
+                    for (;;) {
+                        pause();
+                    }
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertTrue(Files.exists(run.project().resolve("sub/after-exec")), o::describe);
+        assertEquals(List.of("sub/from-thread", "from-leader", "sub/after-exec"), writes(o.audit()), o::describe);
+    }
+
     @Test
     void killingTheSupervisorUnderFailureClosedStopsTheJailAndSaysSo() throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);

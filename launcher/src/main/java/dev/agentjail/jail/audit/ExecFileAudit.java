@@ -191,7 +191,9 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
                 "--failure",
                 settings.failClosed() ? "closed" : "open",
                 "--stall-seconds",
-                Integer.toString(settings.stallSeconds())));
+                Integer.toString(settings.stallSeconds()),
+                "--scope",
+                settings.scope().initArgument()));
         if (passThroughMode) {
             supervise.add("--pass-through");
         }
