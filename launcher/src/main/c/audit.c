@@ -529,6 +529,7 @@ static int enqueue(struct outbox *out, const struct frame *f) {
 
 struct caller {
     pid_t tid;
+    long process; /* its process as the jail numbers it, 0 until known */
     int mem;      /* /proc/TID/mem, -1 until opened */
     int vm_readv; /* process_vm_readv still worth trying */
     int racy;
@@ -683,8 +684,8 @@ static void readlink_proc(pid_t tid, const char *what, char *out, size_t cap) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int) tid, what);
     ssize_t n = readlink(path, out, cap - 1);
-    if (n < 0) {
-        n = 0;
+    if (n < 0 || (size_t) n == cap - 1) {
+        n = 0; /* unreadable, or longer than a path may be: unknown (a record then says so), never a cut path */
     }
     out[n] = '\0';
 }
@@ -836,16 +837,24 @@ static long jail_pid(pid_t tid) {
 
 static int cwd_keeping;                  /* the cache is on: both scopes, and nothing has disabled it */
 static unsigned long long cwd_generation; /* bumped by every call that can change a working directory */
+static int pending_lost;                  /* a change could not be tracked: no pidfd, or too many at once */
 static struct pending_change {
     pid_t tid;
     int pidfd;
+    long process;      /* the changer's process as the jail numbers it, -1 when not known */
+    long nr;           /* its syscall */
+    int moves;         /* it changes its own process's directory (chdir, fchdir, exec): see cwd_moving() */
+    long long checked; /* when /proc/TID/syscall was last read for it (monotonic ms) */
 } pending_changes[PENDING_CHANGES];
 static int pending_count;
 
-/* A call by TID that can change a working directory is about to go on. */
-static void cwd_changing(pid_t tid) {
+/*
+ * A call by TID of PROCESS (syscall NR) that can change a working directory is about to go on; MOVES when it changes
+ * its own process's (chdir, fchdir, exec) rather than what some directory is named (rename, rmdir).
+ */
+static void cwd_changing(pid_t tid, long process, long nr, int moves) {
     cwd_generation++;
-    if (!cwd_keeping) {
+    if (pending_lost) {
         return;
     }
     for (int i = 0; i < pending_count; i++) {
@@ -858,16 +867,47 @@ static void cwd_changing(pid_t tid) {
     }
     int pidfd = (int) syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
     if (pidfd < 0 || pending_count == PENDING_CHANGES) {
-        /* Nothing would tell when this one is over: working directories are read for every event from now on. */
+        /*
+         * Nothing would tell when this one is over: working directories are read for every event from now on, and
+         * a change under way in another thread no longer marks an event (see cwd_moving).
+         */
         if (pidfd >= 0) {
             close(pidfd);
         }
         cwd_keeping = 0;
+        pending_lost = 1;
+        for (int i = 0; i < pending_count; i++) {
+            close(pending_changes[i].pidfd);
+        }
+        pending_count = 0;
         return;
     }
-    pending_changes[pending_count].tid = tid;
-    pending_changes[pending_count].pidfd = pidfd;
+    pending_changes[pending_count] =
+            (struct pending_change){.tid = tid, .pidfd = pidfd, .process = process, .nr = nr, .moves = moves};
     pending_count++;
+}
+
+/*
+ * Whether thread TID, alive, is surely past the call it made as syscall NR: /proc/TID/syscall names another syscall it
+ * is blocked in, or says it is in none ("-1"). "running" tells nothing: it may be in that call still.
+ */
+static int past_call(pid_t tid, long nr) {
+    char path[64];
+    char text[64];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int) tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) {
+        return 0;
+    }
+    text[n] = '\0';
+    char *end;
+    long in = strtol(text, &end, 10);
+    return end != text && in != nr;
 }
 
 /* TID makes a notified call: any change of its own has returned. */
@@ -896,16 +936,43 @@ static int cwd_settled(void) {
     do {
         rc = poll(fds, (nfds_t) pending_count, 0);
     } while (rc < 0 && errno == EINTR);
-    if (rc <= 0) {
+    if (rc < 0) {
         return 0;
     }
+    long long now = now_ms(CLOCK_MONOTONIC);
     for (int i = pending_count - 1; i >= 0; i--) {
-        if (fds[i].revents != 0) {
-            close(pending_changes[i].pidfd);
+        struct pending_change *p = &pending_changes[i];
+        /* A thread blocked elsewhere (joining its workers, waiting for a child) is past its change: once a ms. */
+        int past = fds[i].revents != 0;
+        if (!past && now != p->checked) {
+            p->checked = now;
+            past = past_call(p->tid, p->nr);
+        }
+        if (past) {
+            close(p->pidfd);
             pending_changes[i] = pending_changes[--pending_count];
         }
     }
     return pending_count == 0;
+}
+
+/*
+ * Whether another thread of PROCESS has a change of the process's working directory under way (notified, not surely
+ * returned): a relative path of TID's may then be walked from the new directory after the supervisor read the old one.
+ * Such an event is marked racy. A change notified after this event was let go on, that returns before the kernel walks
+ * the event's path, leaves no mark (as a string rewritten after the second reading leaves none).
+ */
+static int cwd_moving(pid_t tid, long process) {
+    if (pending_count == 0 || process <= 0) {
+        return 0;
+    }
+    cwd_settled();
+    for (int i = 0; i < pending_count; i++) {
+        if (pending_changes[i].moves && pending_changes[i].process == process && pending_changes[i].tid != tid) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The working directory of TID; kept in its entry when jail_pid() has checked (or made) that entry in this event. */
@@ -949,6 +1016,10 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
                 base_of(c->tid, dirfd_arg, req, base, sizeof base);
                 field_text(f, base_tag, base);
                 *base_out = base;
+                int from_cwd = dirfd_arg < 0 || (int) req->data.args[dirfd_arg] == AT_FDCWD_VALUE;
+                if (from_cwd && cwd_moving(c->tid, c->process)) {
+                    c->racy = 1;
+                }
             }
             return cut ? NULL : path;
         }
@@ -977,6 +1048,14 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
 static int program_missing(pid_t tid, const char *path, const char *base) {
     static char full[2 * PATH_BYTES + 2];
     static char again[2 * PATH_BYTES + 2];
+    /* A name the kernel refuses whatever the directory (ENAMETOOLONG): a component over 255 bytes. */
+    for (const char *part = path; *part != '\0';) {
+        size_t length = strcspn(part, "/");
+        if (length > 255) {
+            return 1;
+        }
+        part += length + strspn(part + length, "/");
+    }
     if (base != NULL) {
         if (base[0] != '/') {
             return 0;
@@ -1035,19 +1114,21 @@ static int memchr_u64(const uint64_t *pointers, size_t n) {
 
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
+    long jail_tgid, ppid, uid, host_tgid;
+    status_of(c->tid, &jail_tgid, &ppid, &uid, &host_tgid);
+    c->process = jail_tgid;
     const char *base = NULL;
     const char *path = path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE, &base);
-    if (path != NULL && program_missing(c->tid, path, base)) {
+    /* A racy path or directory may not be the one the kernel looks up: no claim that it is missing then. */
+    if (path != NULL && !c->racy && program_missing(c->tid, path, base)) {
         field_text(f, TAG_MISSING, "1");
     }
     static char cwd[PATH_BYTES];
     readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
     field_text(f, TAG_CWD, cwd);
-    long jail_tgid, ppid, uid, host_tgid;
-    status_of(c->tid, &jail_tgid, &ppid, &uid, &host_tgid);
     if (host_tgid != c->tid) {
         /* Not its process's first thread (or unknown): the exec gives it the first one's tid (see cwd_of). */
-        cwd_changing(c->tid);
+        cwd_changing(c->tid, jail_tgid, s->nr, 1);
     }
     field_number(f, TAG_PID, jail_tgid);
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
@@ -1094,7 +1175,8 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
 }
 
 static void file_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
-    field_number(f, TAG_PID, jail_pid(c->tid));
+    c->process = jail_pid(c->tid);
+    field_number(f, TAG_PID, c->process);
     const char *op = s->op;
     int empty_ok = 0;
     if (s->nr == __NR_unlinkat && (req->data.args[2] & AT_REMOVEDIR_VALUE)) {
@@ -1119,7 +1201,9 @@ static void file_fields(struct frame *f, struct caller *c, const struct audited 
     const char *base = NULL;
     path_field(f, c, req, s->path, s->dirfd, s->fd, empty_ok, TAG_PATH, TAG_BASE, &base);
     if (s->how == H_TWO) {
-        path_field(f, c, req, s->path2, s->dirfd2, -1, 0, TAG_TARGET, TAG_BASE2, &base);
+        /* linkat(fd, "", ..., AT_EMPTY_PATH) links the descriptor's file: the target is named by the descriptor. */
+        int empty2 = s->nr == __NR_linkat && (req->data.args[4] & AT_EMPTY_PATH_VALUE) != 0;
+        path_field(f, c, req, s->path2, s->dirfd2, -1, empty2, TAG_TARGET, TAG_BASE2, &base);
     } else if (s->how == H_SYMLINK) {
         static char text[PATH_BYTES];
         int cut = 0;
@@ -1284,10 +1368,10 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         cwd_seen((pid_t) req->pid);
     }
     if (s->how == H_CWD) {
-        cwd_changing((pid_t) req->pid);
+        cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, 1);
         return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
     }
-    struct caller c = {.tid = (pid_t) req->pid, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
+    struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];
@@ -1305,13 +1389,17 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         if (s->how == H_EXEC) {
             exec_fields(&f, &c, s, req);
         } else if (s->how == H_BIND) {
-            field_number(&f, TAG_PID, jail_pid(c.tid));
+            c.process = jail_pid(c.tid);
+            field_number(&f, TAG_PID, c.process);
             field_text(&f, TAG_OP, bind_op);
             field(&f, TAG_PATH, socket_path, strnlen(socket_path, sizeof socket_path));
             if (socket_path[0] != '/' && socket_path[0] != '@') {
                 static char base[PATH_BYTES];
                 readlink_proc(c.tid, "cwd", base, sizeof base);
                 field_text(&f, TAG_BASE, base);
+                if (cwd_moving(c.tid, c.process)) {
+                    c.racy = 1;
+                }
             }
         } else {
             file_fields(&f, &c, s, req);
@@ -1319,7 +1407,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
                 field_number(&f, TAG_FLAGS, (long long) (unsigned) flags2);
             }
             if (changes_directories(s, req)) {
-                cwd_changing(c.tid);
+                cwd_changing(c.tid, c.process, s->nr, 0);
             }
         }
         if (c.racy) {

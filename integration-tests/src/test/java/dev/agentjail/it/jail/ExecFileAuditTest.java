@@ -538,6 +538,120 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aRelativeWriteWhileAnotherThreadFlipsTheDirectoryNamesWhereItLandedOrIsMarkedRacy() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        Files.createDirectories(run.project().resolve("dA"));
+        Files.createDirectories(run.project().resolve("dB"));
+        Path binary = compile(run, "flip", """
+                #include <fcntl.h>
+                #include <pthread.h>
+                #include <stdatomic.h>
+                #include <stdio.h>
+                #include <unistd.h>
+                static atomic_int stop;
+                static int a, b;
+                static void *flip(void *unused) {
+                    (void) unused;
+                    while (!atomic_load(&stop)) {
+                        fchdir(a);
+                        fchdir(b);
+                    }
+                    return 0;
+                }
+                int main(void) {
+                    a = open("dA", O_RDONLY | O_DIRECTORY);
+                    b = open("dB", O_RDONLY | O_DIRECTORY);
+                    pthread_t t;
+                    pthread_create(&t, 0, flip, 0);
+                    for (int i = 0; i < 50; i++) {
+                        char name[32];
+                        snprintf(name, sizeof name, "f%d", i);
+                        int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                        if (fd >= 0) {
+                            close(fd);
+                        }
+                        usleep(25000);
+                    }
+                    atomic_store(&stop, 1);
+                    pthread_join(t, 0);
+                    printf("flip=done\\n");
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals("done", o.probes().get("flip"), o::describe);
+        List<JsonNode> writes = ofKind(o.audit(), AuditRecord.KIND_FILE).stream()
+                .filter(r -> r.path("file").path("path").asText().matches("(d[AB]/)?f\\d+"))
+                .toList();
+        assertEquals(50, writes.size(), writes::toString);
+        for (JsonNode r : writes) {
+            String path = r.path("file").path("path").asText();
+            boolean there = Files.exists(run.project().resolve(path));
+            assertTrue(there || r.path("file").path("racy").asBoolean(), "unmarked and wrong: " + r);
+        }
+    }
+
+    @Test
+    void aDirectoryTooLongToReadMakesThePathUnknownNotAProjectPathAndAnOverlongNameIsAMiss() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        // 25 directories of 200 characters, nested: past 4,096 bytes, /proc's readlink of them fails.
+        Path binary = compile(run, "deep", """
+                #include <fcntl.h>
+                #include <stdio.h>
+                #include <string.h>
+                #include <sys/stat.h>
+                #include <unistd.h>
+                int main(void) {
+                    char name[201];
+                    memset(name, 'n', 200);
+                    name[200] = 0;
+                    int fd = open(".", O_RDONLY | O_DIRECTORY);
+                    for (int i = 0; i < 25; i++) {
+                        mkdirat(fd, name, 0700);
+                        int next = openat(fd, name, O_RDONLY | O_DIRECTORY);
+                        close(fd);
+                        fd = next;
+                    }
+                    int f = openat(fd, "via-dirfd", O_WRONLY | O_CREAT, 0600);
+                    close(f);
+                    fchdir(fd);
+                    f = open("via-cwd", O_WRONLY | O_CREAT, 0600);
+                    close(f);
+                    chdir("/");
+                    char program[400];
+                    memset(program, 'p', 300);
+                    program[0] = '/';
+                    program[300] = 0;
+                    char *argv[] = {"long", 0};
+                    execve(program, argv, 0);
+                    printf("deep=%d\\n", fd >= 0);
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+        // JUnit's clean-up walks absolute paths, which these are too long for; rm walks from descriptors.
+        Process rm = new ProcessBuilder(
+                        "rm", "-rf", run.project().resolve("n".repeat(200)).toString())
+                .inheritIO()
+                .start();
+        assertTrue(rm.waitFor(60, TimeUnit.SECONDS) && rm.exitValue() == 0, "rm failed");
+
+        assertEquals("1", o.probes().get("deep"), o::describe);
+        List<String> writes = writes(o.audit());
+        assertTrue(writes.contains("?/via-dirfd"), writes::toString);
+        assertTrue(writes.contains("?/via-cwd"), writes::toString);
+        assertFalse(writes.contains("via-dirfd") || writes.contains("via-cwd"), writes::toString);
+        JsonNode miss = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("argv").path(0).asText().equals("long"))
+                .findFirst()
+                .orElseThrow();
+        assertTrue(miss.path("exec").path("missing").asBoolean(), miss::toString);
+    }
+
+    @Test
     void killingTheSupervisorUnderFailureClosedStopsTheJailAndSaysSo() throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);
         CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(

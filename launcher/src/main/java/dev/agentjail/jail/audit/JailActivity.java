@@ -14,6 +14,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -26,8 +27,8 @@ import java.util.Set;
  * docs/audit-log.md "Inside the jail": windows of one second ({@link #tick} ends one); the first event of a key is
  * written at once, the rest of the key's events in the window as one record with their count when it ends; past 32
  * paths of one process, operation and directory the window's further paths there fold into one directory record;
- * past 1,000 file records or 1,000 exec records in a window, everything else folds per operation or program (an exec
- * fold says how many distinct command lines it stands for).
+ * past 1,000 file records of an operation or 1,000 exec records (and as many again for misses) in a window, everything
+ * else folds per operation or program (an exec fold says how many distinct command lines it stands for).
  *
  * <p>A repeat is counted on its frame's bytes ({@link #frame(ByteBuf)}): a frame whose bytes but its time are those of
  * one seen before in the window is counted where that one was, without being parsed, decoded or redacted again. In a
@@ -85,9 +86,12 @@ final class JailActivity {
     /** Where the last frame's event was counted (set by {@link #counted}), for {@link #frame(ByteBuf)}. */
     private Repeat last;
 
-    private int fileRecords;
-    private int execRecords;
-    private int execFolds;
+    /** File records of the window, per operation. */
+    private final Map<String, Integer> fileRecords = new HashMap<>();
+    /** Exec records and program folds of the window: [0] real starts, [1] misses. */
+    private final int[] execRecords = new int[2];
+
+    private final int[] execFolds = new int[2];
     private long heldBytes;
     private int refusedRecords;
     private long refusedMore;
@@ -176,9 +180,9 @@ final class JailActivity {
         folds.clear();
         pathsInDirectory.clear();
         repeats.clear();
-        fileRecords = 0;
-        execRecords = 0;
-        execFolds = 0;
+        fileRecords.clear();
+        Arrays.fill(execRecords, 0);
+        Arrays.fill(execFolds, 0);
         heldBytes = 0;
         refusedRecords = 0;
         refusedMore = 0;
@@ -245,12 +249,13 @@ final class JailActivity {
             programs++;
         }
         Findings findings = new Findings();
-        String path = redactor.redactPath(
-                PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
+        String rawPath = PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
+        String path = redactor.redactPath(rawPath, findings);
+        List<String> rawArgv = frame.texts(AuditFrame.ARG);
         List<String> argv = new ArrayList<>();
         int chars = 0;
         boolean cut = frame.has(AuditFrame.ARGV_CUT);
-        for (String arg : frame.texts(AuditFrame.ARG)) {
+        for (String arg : rawArgv) {
             if (argv.size() == ExecDetails.MAX_ARGS || chars >= ExecDetails.MAX_ARGV_CHARS) {
                 cut = true;
                 break;
@@ -263,8 +268,8 @@ final class JailActivity {
             chars += redacted.length();
             argv.add(redacted);
         }
-        String cwd = frame.text(AuditFrame.CWD);
-        cwd = cwd == null ? null : redactor.redactPath(cwd, findings);
+        String rawCwd = frame.text(AuditFrame.CWD);
+        String cwd = rawCwd == null ? null : redactor.redactPath(rawCwd, findings);
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         int ppid = (int) Math.max(0, frame.number(AuditFrame.PPID, 0));
         ExecDetails details = new ExecDetails(
@@ -291,23 +296,27 @@ final class JailActivity {
             return;
         }
         // Everything a record says is in its key: a start folded into another's count must not lose a mark (a miss
-        // then a real run of ./build, a racy or escaped repeat).
-        String key = "e\0" + ppid + '\0' + path + '\0' + String.join("\0", argv) + '\0' + cwd + '\0'
-                + marks(missing, details.racy(), details.escaped());
+        // then a real run of ./build, a racy or escaped repeat, arguments cut). The key is of what the caller gave, as
+        // it was before redaction and cutting: two tokens that redact alike, or two command lines alike in their
+        // first 4,096 characters, are two keys, and a fold counts them as two command lines.
+        String key = "e\0" + ppid + '\0' + rawPath + '\0' + String.join("\0", rawArgv) + '\0' + rawCwd + '\0'
+                + marks(missing, details.racy(), details.escaped()) + (cut ? "c" : "");
         Tally seen = keys.get(key);
         if (seen != null) {
             seen.repeat(ts);
             counted(Repeat.exec(seen, found, !missing));
             return;
         }
-        if (execRecords >= EXEC_RECORDS_PER_WINDOW) {
+        // Misses have budgets of their own: a loop of failing execs must not push a real start into a fold.
+        int budget = missing ? 1 : 0;
+        if (execRecords[budget] >= EXEC_RECORDS_PER_WINDOW) {
             String marks = marks(missing, details.racy(), details.escaped());
-            String foldKey = "e\0" + path + '\0' + marks;
+            String foldKey = "e\0" + rawPath + '\0' + marks;
             Fold fold = folds.get(foldKey);
             if (fold == null
-                    && execFolds < EXEC_FOLDS_PER_WINDOW
+                    && execFolds[budget] < EXEC_FOLDS_PER_WINDOW
                     && afford(2L * (foldKey.length() + argvChars(details)))) {
-                execFolds++;
+                execFolds[budget]++;
                 fold = Fold.exec(this, details, redactions);
                 folds.put(foldKey, fold);
             } else if (fold == null) {
@@ -319,7 +328,7 @@ final class JailActivity {
             counted(hold(key, fold) ? Repeat.exec(fold, found, !missing) : null);
             return;
         }
-        execRecords++;
+        execRecords[budget]++;
         Pending pending = new Pending(this, details, null, redactions, ts);
         counted(hold(key, pending) ? Repeat.exec(pending, found, !missing) : null);
         out.write(pending.withCount(1));
@@ -333,15 +342,15 @@ final class JailActivity {
         }
         // A file may be named after a secret (a key's file name, a token in a cache path): paths are redacted too.
         Findings findings = new Findings();
-        String path =
-                redactor.redactPath(paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE)), findings);
+        String rawPath = paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
+        String path = redactor.redactPath(rawPath, findings);
+        String rawTarget = null;
         String target = null;
         if (frame.has(AuditFrame.TARGET)) {
-            target = redactor.redactPath(
-                    op.equals("symlink")
-                            ? frame.text(AuditFrame.TARGET)
-                            : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2)),
-                    findings);
+            rawTarget = op.equals("symlink")
+                    ? frame.text(AuditFrame.TARGET)
+                    : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2));
+            target = redactor.redactPath(rawTarget, findings);
         }
         List<RedactionCount> redactions = findings.list().stream()
                 .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
@@ -349,8 +358,9 @@ final class JailActivity {
         long found = redactions.stream().mapToLong(RedactionCount::count).sum();
         redacted += found;
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
-        FileDetails details = new FileDetails(
-                op, path, target, openFlags(frame), pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
+        List<String> flags = op.equals("rename") ? renameFlags(frame) : openFlags(frame);
+        FileDetails details =
+                new FileDetails(op, path, target, flags, pid, 1, 1, frame.has(AuditFrame.RACY), frame.escaped());
         Instant ts = time(frame);
         if (frame.has(AuditFrame.REFUSED)) {
             refused(base(ts).kind(AuditRecord.KIND_FILE).file(details).redactions(redactions));
@@ -358,13 +368,16 @@ final class JailActivity {
         }
         // A Unix socket bound to an abstract name (op bind, "@name") makes no file.
         if (changed.size() < DISTINCT_FILES && !op.equals("bind")) {
-            changed.add(pathHash(path));
-            if (op.equals("rename") && target != null && changed.size() < DISTINCT_FILES) {
-                changed.add(pathHash(target));
+            changed.add(pathHash(rawPath));
+            if (op.equals("rename") && rawTarget != null && changed.size() < DISTINCT_FILES) {
+                changed.add(pathHash(rawTarget));
             }
         }
-        // The target too: a second rename or symlink to another target is another event, not a repeat.
-        String key = "f\0" + pid + '\0' + op + '\0' + path + '\0' + (target == null ? "" : "\0" + target) + '\0'
+        // The target too: a second rename or symlink to another target is another event, not a repeat; the flags too
+        // (a truncating open is not an appending one). Of the paths as given, before redaction (see exec).
+        String flagged = String.join(",", flags);
+        String key = "f\0" + pid + '\0' + op + '\0' + flagged + '\0' + rawPath + '\0'
+                + (rawTarget == null ? "" : "\0" + rawTarget) + '\0'
                 + marks(false, details.racy(), details.escaped());
         // A key seen before in this window is counted where its first event was: its record, or the fold it went to.
         Tally seen = keys.get(key);
@@ -373,14 +386,15 @@ final class JailActivity {
             counted(Repeat.file(seen, found));
             return;
         }
-        if (fileRecords >= FILE_RECORDS_PER_WINDOW) {
-            String foldKey = "f\0" + op;
+        // Per operation: a flood of one (unlinks of paths that are not there) must not fold another's records.
+        if (fileRecords.getOrDefault(op, 0) >= FILE_RECORDS_PER_WINDOW) {
+            String foldKey = "f\0" + op + '\0' + flagged;
             Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.file(this, details, ANYWHERE));
             fold.add(ts, true);
             counted(hold(key, fold) ? Repeat.file(fold, found) : null);
             return;
         }
-        String directoryKey = pid + "\0" + op + '\0' + PathView.directoryOf(path);
+        String directoryKey = pid + "\0" + op + '\0' + flagged + '\0' + PathView.directoryOf(rawPath);
         int inDirectory = pathsInDirectory.merge(directoryKey, 1, Integer::sum);
         if (inDirectory > PATHS_PER_DIRECTORY) {
             Fold fold = folds.computeIfAbsent(
@@ -389,7 +403,7 @@ final class JailActivity {
             counted(hold(key, fold) ? Repeat.file(fold, found) : null);
             return;
         }
-        fileRecords++;
+        fileRecords.merge(op, 1, Integer::sum);
         Pending pending = new Pending(this, null, details, redactions, ts);
         counted(hold(key, pending) ? Repeat.file(pending, found) : null);
         out.write(pending.withCount(1));
@@ -479,6 +493,22 @@ final class JailActivity {
         }
         if ((flags & 020000000) != 0) {
             names.add("tmpfile");
+        }
+        return names;
+    }
+
+    /** renameat2's flags, in words. */
+    private static List<String> renameFlags(AuditFrame frame) {
+        long flags = frame.number(AuditFrame.RENAME, 0);
+        List<String> names = new ArrayList<>();
+        if ((flags & 1) != 0) {
+            names.add("noreplace");
+        }
+        if ((flags & 2) != 0) {
+            names.add("exchange");
+        }
+        if ((flags & 4) != 0) {
+            names.add("whiteout");
         }
         return names;
     }

@@ -19,7 +19,14 @@ final class PathView {
         this.home = home.normalize();
     }
 
-    /** The absolute form of {@code given}, joined to {@code base} when relative; {@code given} itself when odd. */
+    /** What a relative path starts from when its directory could not be read (a path longer than 4,096 bytes). */
+    static final String UNKNOWN_BASE = "?/";
+
+    /**
+     * The absolute form of {@code given}, joined to {@code base} when relative; {@code ?/given} when the supervisor sent
+     * a base it could not read (empty, or not absolute), never the bare relative text, which would read as a path in
+     * the project; {@code given} itself when there is no base (a descriptor's name, an abstract socket) or it is odd.
+     */
     static String absolute(String given, String base) {
         if (given == null || given.isEmpty() || given.equals("?")) {
             return given == null ? "?" : given;
@@ -27,8 +34,11 @@ final class PathView {
         try {
             Path path = Path.of(given);
             if (!path.isAbsolute()) {
-                if (base == null || !base.startsWith("/")) {
+                if (base == null) {
                     return given;
+                }
+                if (!base.startsWith("/")) {
+                    return UNKNOWN_BASE + given;
                 }
                 path = Path.of(base).resolve(path);
             }
@@ -59,7 +69,12 @@ final class PathView {
         // As text: Path.relativize would drop the .. components this view keeps.
         String inProject = beneath(absolute, project.toString());
         if (inProject != null) {
-            return inProject.isEmpty() ? "." : inProject;
+            if (inProject.isEmpty()) {
+                return ".";
+            }
+            // A project directory named ~ (or ?, or a file *) is not the home, an unknown directory or a fold.
+            boolean likeAMark = inProject.startsWith("~") || inProject.startsWith("?") || inProject.startsWith("*");
+            return likeAMark ? "./" + inProject : inProject;
         }
         String inHome = beneath(absolute, home.toString());
         if (inHome != null) {

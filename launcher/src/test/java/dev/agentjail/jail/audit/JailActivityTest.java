@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.agentjail.proxy.audit.AuditJson;
 import dev.agentjail.proxy.audit.AuditRecord;
+import dev.agentjail.proxy.audit.ExecDetails;
 import dev.agentjail.proxy.redact.Redactor;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -121,6 +122,160 @@ class JailActivityTest {
         activity.frame(write(1, "/home/u/.bashrc"));
         assertEquals(
                 List.of("../notes.txt", "x/../y", "/tmp/t", "~/.bashrc"),
+                written.stream().map(r -> r.file().path()).toList());
+    }
+
+    private static AuditFrame open(int pid, String path, int flags) {
+        return frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                pid,
+                AuditFrame.OP,
+                "write",
+                AuditFrame.PATH,
+                path,
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.FLAGS,
+                flags);
+    }
+
+    @Test
+    void opensOfOneFileWithOtherFlagsAreOtherRecordsAndAFoldKeepsItsFlags() {
+        activity.frame(open(7, "f", 0101)); // O_WRONLY | O_CREAT
+        activity.frame(open(7, "f", 01001)); // O_WRONLY | O_TRUNC
+        activity.frame(open(7, "f", 02001)); // O_WRONLY | O_APPEND
+        activity.frame(open(7, "f", 01001));
+        for (int i = 0; i < 40; i++) {
+            activity.frame(open(7, "out/g" + i, 01101));
+        }
+        activity.tick();
+
+        List<String> seen = written.stream()
+                .filter(r -> r.file().path().equals("f"))
+                .map(r -> r.file().flags() + "x" + r.file().count())
+                .toList();
+        assertEquals(List.of("[create]x1", "[truncate]x1", "[append]x1", "[truncate]x1"), seen);
+        AuditRecord fold = written.stream()
+                .filter(r -> r.file().path().equals("out/"))
+                .findFirst()
+                .orElseThrow();
+        assertEquals(List.of("create", "truncate"), fold.file().flags(), fold::toString);
+    }
+
+    @Test
+    void aRenameSaysWhetherItExchangedTheTwoNames() {
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                4,
+                AuditFrame.OP,
+                "rename",
+                AuditFrame.PATH,
+                "a",
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.TARGET,
+                "b",
+                AuditFrame.BASE2,
+                "/home/u/proj",
+                AuditFrame.RENAME,
+                2));
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                4,
+                AuditFrame.OP,
+                "rename",
+                AuditFrame.PATH,
+                "a",
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.TARGET,
+                "b",
+                AuditFrame.BASE2,
+                "/home/u/proj",
+                AuditFrame.RENAME,
+                0));
+        assertEquals(2, written.size(), written::toString);
+        assertEquals(List.of("exchange"), written.get(0).file().flags());
+        assertEquals(List.of(), written.get(1).file().flags());
+        assertTrue(AuditJson.toLine(written.get(0)).contains("\"exchange\""), () -> AuditJson.toLine(written.get(0)));
+    }
+
+    @Test
+    void commandLinesAlikeInTheirFirst4096CharactersAreDistinctAndTheCutOnesSaySo() {
+        String x = "x".repeat(ExecDetails.MAX_ARGV_CHARS - "true".length() - 5);
+        activity.frame(exec(3, "/bin/true", "true", x));
+        activity.frame(exec(3, "/bin/true", "true", x, "--exfiltrate-to=evil.example"));
+        activity.frame(exec(3, "/bin/true", "true", x, "--other"));
+        activity.tick();
+
+        assertEquals(3, written.size(), written::toString);
+        assertFalse(written.get(0).exec().argvTruncated(), written.get(0)::toString);
+        assertTrue(written.get(1).exec().argvTruncated(), written.get(1)::toString);
+        assertTrue(written.get(2).exec().argvTruncated(), written.get(2)::toString);
+        assertTrue(written.stream().allMatch(r -> r.exec().count() == 1), written::toString);
+    }
+
+    @Test
+    void pathsAndArgumentsThatRedactAlikeAreStillToldApart() {
+        String a = "tok_ghp_" + "a".repeat(36);
+        String b = "tok_ghp_" + "b".repeat(36);
+        activity.frame(write(5, a));
+        activity.frame(write(5, b));
+        activity.frame(exec(5, "/bin/echo", "echo", "ghp_" + "a".repeat(36)));
+        activity.frame(exec(5, "/bin/echo", "echo", "ghp_" + "b".repeat(36)));
+        activity.tick();
+
+        List<AuditRecord> files = written.stream().filter(r -> r.file() != null).toList();
+        assertEquals(2, files.size(), files::toString);
+        assertEquals(files.get(0).file().path(), files.get(1).file().path(), "both redacted alike");
+        assertFalse(files.get(0).file().path().contains("a".repeat(36)), files::toString);
+        assertEquals(2, activity.filesChanged());
+        List<AuditRecord> execs = written.stream().filter(r -> r.exec() != null).toList();
+        assertEquals(2, execs.size(), execs::toString);
+        assertTrue(execs.stream().allMatch(r -> r.exec().count() == 1), execs::toString);
+    }
+
+    @Test
+    void aFloodOfOneOperationDoesNotFoldAnothersRecords() {
+        for (int i = 0; i < 1_100; i++) {
+            activity.frame(frame(
+                    AuditFrame.FILE, AuditFrame.PID, 6, AuditFrame.OP, "unlink", AuditFrame.PATH, "/nx/" + i + "/f"));
+        }
+        activity.frame(write(6, ".githooks/pre-commit"));
+        activity.tick();
+
+        assertTrue(
+                written.stream()
+                        .anyMatch(r -> r.file().path().equals(".githooks/pre-commit")
+                                && r.file().count() == 1),
+                () -> written.stream()
+                        .filter(r -> !r.file().op().equals("unlink"))
+                        .toList()
+                        .toString());
+        assertEquals(1_101, fileCount());
+    }
+
+    @Test
+    void aRelativePathWhoseDirectoryIsUnknownSaysSoAndAProjectDirectoryNamedTildeIsNotTheHome() {
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                2,
+                AuditFrame.OP,
+                "write",
+                AuditFrame.PATH,
+                "PWNED",
+                AuditFrame.BASE,
+                ""));
+        activity.frame(write(2, "~/.ssh/authorized_keys"));
+        activity.frame(write(2, "/home/u/.ssh/authorized_keys"));
+        activity.frame(write(2, "?/x"));
+        activity.frame(write(2, "*"));
+        assertEquals(
+                List.of("?/PWNED", "./~/.ssh/authorized_keys", "~/.ssh/authorized_keys", "./?/x", "./*"),
                 written.stream().map(r -> r.file().path()).toList());
     }
 
@@ -466,7 +621,9 @@ class JailActivityTest {
                             AuditFrame.PATH,
                             dir + i,
                             AuditFrame.BASE,
-                            "/home/u/proj"));
+                            "/home/u/proj",
+                            AuditFrame.FLAGS,
+                            0101));
             try {
                 activity.frame(b);
             } finally {
@@ -489,6 +646,7 @@ class JailActivityTest {
 
     @Test
     void pastItsFoldsOfProgramsAWindowFoldsEveryFurtherProgramIntoOneRecordPerMarks() {
+        // Misses have budgets of their own: 2,500 failing execs fold, and the real start after them keeps its record.
         int starts = JailActivity.EXEC_RECORDS_PER_WINDOW + JailActivity.EXEC_FOLDS_PER_WINDOW + 500;
         for (int i = 0; i < starts; i++) {
             activity.frame(exec(3, "/p/" + i, "p" + i, AuditFrame.MISSING));
@@ -499,15 +657,19 @@ class JailActivityTest {
         List<AuditRecord> anywhere = written.stream()
                 .filter(r -> r.exec() != null && r.exec().path().equals("*"))
                 .toList();
-        assertEquals(2, anywhere.size(), anywhere::toString);
-        AuditRecord missed =
-                anywhere.stream().filter(r -> r.exec().missing()).findFirst().orElseThrow();
+        assertEquals(1, anywhere.size(), anywhere::toString);
+        AuditRecord missed = anywhere.get(0);
+        assertTrue(missed.exec().missing(), missed::toString);
         assertEquals(500, missed.exec().count(), missed::toString);
         assertEquals(500, missed.exec().commands(), missed::toString);
         assertTrue(missed.exec().argv().isEmpty(), missed::toString);
-        AuditRecord ran =
-                anywhere.stream().filter(r -> !r.exec().missing()).findFirst().orElseThrow();
-        assertEquals(1, ran.exec().count(), "the real start is not folded with the misses: " + ran);
+        AuditRecord ran = written.stream()
+                .filter(r -> r.exec() != null && r.exec().path().equals("/usr/bin/curl"))
+                .findFirst()
+                .orElseThrow();
+        assertEquals(List.of("curl", "https://example.test/"), ran.exec().argv(), ran::toString);
+        assertEquals(1, ran.exec().count(), ran::toString);
+        assertFalse(ran.exec().missing(), ran::toString);
         assertEquals(1, activity.programs());
         assertEquals(
                 starts + 1L,

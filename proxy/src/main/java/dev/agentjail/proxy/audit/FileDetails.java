@@ -64,8 +64,11 @@ public record FileDetails(
         return new FileDetails(op, path, target, flags, pid, count, 1, racy, escaped);
     }
 
-    /** A record of {@code count} events on {@code paths} distinct paths, named by {@code folded} (a directory or *). */
+    /**
+     * A record of {@code count} events on {@code paths} distinct paths, named by {@code folded} (a directory or *): the
+     * flags stay, as every event a fold stands for had them.
+     */
     public FileDetails folded(String folded, long count, long paths) {
-        return new FileDetails(op, folded, null, List.of(), pid, count, paths, racy, escaped);
+        return new FileDetails(op, folded, null, flags, pid, count, paths, racy, escaped);
     }
 }
