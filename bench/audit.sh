@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Wall time of real work inside the jail with the exec and file audit off, exec only, and exec + files
 # (docs/benchmarks.md, issue 20): make -j2 of a generated C project, unpacking a mid-size node_modules tree
-# (the file side of npm ci), and a burst of 100,000 opens for writing. The three settings alternate within each round, so they
+# (the file side of npm ci), a burst of 100,000 opens for writing, and the same burst as a bare C loop timed inside
+# the jail (microseconds per iteration, no session around it). The three settings alternate within each round, so they
 # share the machine's minutes; ROUNDS (default 3) rounds.
 set -euo pipefail
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -67,6 +68,37 @@ run() { # setting, project, command
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
+# The loop alone, without the session around it: a C loop of 100,000 open(O_WRONLY|O_CREAT|O_TRUNC) + close over 100
+# relative paths, timed inside the jail (it prints microseconds per iteration).
+cat > "$work/burstc.c" <<'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+int main(void) {
+    char p[64];
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 100000; i++) {
+        snprintf(p, sizeof p, "out/c%d", i % 100);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) return 1;
+        close(fd);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%.2f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3 / 100000);
+    return 0;
+}
+C
+have_cc=no
+if command -v gcc >/dev/null && gcc -O2 -o "$work/c/burstc" "$work/burstc.c"; then
+  have_cc=yes
+fi
+per_iteration() { # setting: the loop's microseconds per iteration, inside the jail
+  (cd "$work/c" && mkdir -p out && "$agentjail" run --policy "$work/$1.yaml" --audit-log "$work/audit-$1.jsonl" \
+    -- ./burstc 2>"$work/last.err") || { cat "$work/last.err" >&2; return 1; }
+}
+
 # A warm-up session first: the CLI jar and its class-data archive are made then, not in a measured run.
 run off "$work/c" true >/dev/null
 
@@ -84,6 +116,12 @@ for r in $(seq 1 "$rounds"); do
 for i in range(100000): os.close(os.open(\"out/b%d\" % (i % 100), os.O_WRONLY | os.O_CREAT | os.O_TRUNC))'")
   done
   echo "burst-100k $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  if [ "$have_cc" = yes ]; then
+    for setting in off exec files; do
+      t[$setting]=$(per_iteration "$setting")
+    done
+    echo "loop-us/iter $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  fi
   if [ "$have_npm" = yes ]; then
     for setting in off exec files; do
       t[$setting]=$(run "$setting" "$work/npm" \
