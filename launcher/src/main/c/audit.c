@@ -7,7 +7,8 @@
  *     On the host, as the jail's user: connect to the launcher's SOCKET, receive the notification descriptor (one
  *     byte with SCM_RIGHTS), then answer every notification with "go on" after handing one frame per event to
  *     the launcher. Frames: u32 length (little-endian, of what follows), u8 type, then fields (u8 tag, u16 length
- *     little-endian, bytes). Types: 'E' exec, 'F' file, 'D' events let go on without a frame (count), 'H' hello.
+ *     little-endian, bytes). Types: 'E' exec, 'F' file, 'D' events let go on without a frame (count), 'H' hello,
+ *     'R' the frame just before stands for nothing (its caller was interrupted before the call ran).
  *     --failure closed (the default): an event's frame is written to the socket before its syscall goes on; a
  *     launcher that takes none for N seconds (--stall-seconds, 30) ends the supervisor, whose notifications then fail
  *     (ENOSYS) until the launcher ends the session. open: frames wait in a bounded buffer; when it is full, events go
@@ -27,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/kcmp.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -57,6 +59,9 @@
 #endif
 #ifndef __NR_removexattrat
 #define __NR_removexattrat 466
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
@@ -355,7 +360,17 @@ int audit_install(int channel, int what, const char **step) {
         *step = "set no_new_privs";
         return -1;
     }
-    int fd = (int) syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    /*
+     * Linux >= 5.19: once the supervisor has received a notification, the caller waits for its answer killably, so a
+     * signal no longer withdraws a call the supervisor has already framed (and may already be answering: the kernel
+     * then restarts the call even though the answer was taken, and the restart would be framed again). A fatal signal
+     * still ends the wait; older kernels refuse the flag, and the 'R' frame covers what they report (ENOENT).
+     */
+    int fd = (int) syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+                           SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+    if (fd < 0 && errno == EINVAL) {
+        fd = (int) syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    }
     if (fd < 0) {
         *step = "install the audit filter";
         return -1;
@@ -957,18 +972,30 @@ static int cwd_settled(void) {
 }
 
 /*
- * Whether another thread of PROCESS has a change of the process's working directory under way (notified, not surely
- * returned): a relative path of TID's may then be walked from the new directory after the supervisor read the old one.
- * Such an event is marked racy. A change notified after this event was let go on, that returns before the kernel walks
- * the event's path, leaves no mark (as a string rewritten after the second reading leaves none).
+ * Whether another task sharing TID's working directory has a change of it under way (notified, not surely returned):
+ * a relative path of TID's may then be walked from the new directory after the supervisor read the old one. Asked
+ * BEFORE the directory is read (a change that returns between a reading and this question would otherwise be dropped
+ * as over, and the old reading kept as current), and such an event is marked racy. Sharing is the kernel's answer
+ * (kcmp KCMP_FS: threads, and processes cloned with CLONE_FS; not a thread made without it); where kcmp is refused,
+ * the same process. Once changes could not be tracked (pending_lost) every relative path is marked. A change
+ * notified after this event was let go on, that returns before the kernel walks the event's path, leaves no mark (as
+ * a string rewritten after the second reading leaves none).
  */
 static int cwd_moving(pid_t tid, long process) {
-    if (pending_count == 0 || process <= 0) {
+    if (pending_lost) {
+        return 1;
+    }
+    if (pending_count == 0) {
         return 0;
     }
     cwd_settled();
     for (int i = 0; i < pending_count; i++) {
-        if (pending_changes[i].moves && pending_changes[i].process == process && pending_changes[i].tid != tid) {
+        struct pending_change *p = &pending_changes[i];
+        if (!p->moves || p->tid == tid) {
+            continue;
+        }
+        long same = syscall(SYS_kcmp, (pid_t) tid, p->tid, KCMP_FS, 0, 0);
+        if (same == 0 || (same < 0 && process > 0 && p->process == process)) {
             return 1;
         }
     }
@@ -984,12 +1011,14 @@ static void cwd_of(pid_t tid, char *out, size_t cap) {
         snprintf(out, cap, "%s", k->cwd);
         return;
     }
+    /* Settled before the reading, or the reading may be of a directory a change then replaced (see cwd_moving). */
+    int settled = entry && cwd_settled();
     readlink_proc(tid, "cwd", out, cap);
     if (!entry) {
         return;
     }
     k->has_cwd = 0;
-    if (out[0] == '/' && cwd_settled()) {
+    if (out[0] == '/' && settled) {
         snprintf(k->cwd, sizeof k->cwd, "%s", out);
         k->cwd_generation = cwd_generation;
         k->cwd_read_ms = now;
@@ -1013,13 +1042,13 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
             field(f, tag, path, (size_t) length);
             *base_out = NULL;
             if (path[0] != '/') {
-                base_of(c->tid, dirfd_arg, req, base, sizeof base);
-                field_text(f, base_tag, base);
-                *base_out = base;
                 int from_cwd = dirfd_arg < 0 || (int) req->data.args[dirfd_arg] == AT_FDCWD_VALUE;
                 if (from_cwd && cwd_moving(c->tid, c->process)) {
                     c->racy = 1;
                 }
+                base_of(c->tid, dirfd_arg, req, base, sizeof base);
+                field_text(f, base_tag, base);
+                *base_out = base;
             }
             return cut ? NULL : path;
         }
@@ -1335,8 +1364,11 @@ static int respond(int notify, const struct seccomp_notif *req, struct seccomp_n
         if (errno == EINTR) {
             continue;
         }
-        /* ENOENT: the caller was interrupted or died meanwhile; nothing waits for this answer. */
-        return errno == ENOENT ? 0 : -1;
+        /*
+         * ENOENT: the caller was interrupted (a signal: the call did not run, and runs again as a new notification
+         * when restarted) or died meanwhile; nothing waits for this answer. 1 says so.
+         */
+        return errno == ENOENT ? 1 : -1;
     }
 }
 
@@ -1361,7 +1393,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         if (s == NULL || (s->how != H_BIND && s->how != H_CWD)) {
             sv->passed++;
         }
-        return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
+        return respond(sv->notify, req, resp, 0) >= 0 ? 0 : -1;
     }
     checked_tid = 0;
     if (pending_count > 0) {
@@ -1369,7 +1401,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
     }
     if (s->how == H_CWD) {
         cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, 1);
-        return respond(sv->notify, req, resp, 0) == 0 ? 0 : -1;
+        return respond(sv->notify, req, resp, 0) >= 0 ? 0 : -1;
     }
     struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
     unsigned long long flags2 = 0;
@@ -1395,11 +1427,11 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             field(&f, TAG_PATH, socket_path, strnlen(socket_path, sizeof socket_path));
             if (socket_path[0] != '/' && socket_path[0] != '@') {
                 static char base[PATH_BYTES];
-                readlink_proc(c.tid, "cwd", base, sizeof base);
-                field_text(&f, TAG_BASE, base);
                 if (cwd_moving(c.tid, c.process)) {
                     c.racy = 1;
                 }
+                readlink_proc(c.tid, "cwd", base, sizeof base);
+                field_text(&f, TAG_BASE, base);
             }
         } else {
             file_fields(&f, &c, s, req);
@@ -1422,9 +1454,15 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         close(c.mem);
     }
     /* Read from the right process? A pid taken over after the caller died leaves the id invalid. */
-    int valid = ioctl(sv->notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+    int rc;
+    do {
+        rc = ioctl(sv->notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id);
+    } while (rc != 0 && errno == EINTR); /* the housekeeping timer's signal: not an answer */
+    int valid = rc == 0;
+    int framed = 0;
     if (wanted && valid) {
-        if (enqueue(&sv->out, &f) != 0 && sv->out.closed_mode) {
+        framed = enqueue(&sv->out, &f) == 0;
+        if (!framed && sv->out.closed_mode) {
             return 1;
         }
         if (sv->out.closed_mode) {
@@ -1436,8 +1474,24 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             return -1;
         }
     }
-    if (respond(sv->notify, req, resp, c.unreadable) != 0) {
+    int answered = respond(sv->notify, req, resp, c.unreadable);
+    if (answered < 0) {
         return -1;
+    }
+    if (answered == 1 && framed) {
+        /*
+         * The caller was interrupted before the answer: the call did not run, so its frame stands for nothing, and a
+         * restart brings a frame of its own. An 'R' frame, right behind it, takes it back (room is kept for it, as
+         * for the counts: a retraction must not be lost to the buffer).
+         */
+        static struct frame retract;
+        frame_start(&retract, 'R');
+        frame_end(&retract);
+        memcpy(sv->out.data + sv->out.length, retract.data, retract.length);
+        sv->out.length += retract.length;
+        if (flush_some(&sv->out) != 0) {
+            return -1;
+        }
     }
     return 0;
 }

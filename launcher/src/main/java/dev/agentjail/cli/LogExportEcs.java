@@ -134,6 +134,15 @@ final class LogExportEcs {
         if (e.racy()) {
             put(doc, "agentjail.racy", true);
         }
+        if (e.missing()) {
+            put(doc, "agentjail.missing", true);
+        }
+        if (e.commands() > 1) {
+            put(doc, "agentjail.commands", e.commands());
+        }
+        if (e.escaped()) {
+            put(doc, "agentjail.escaped", true);
+        }
     }
 
     /**
@@ -157,6 +166,9 @@ final class LogExportEcs {
         }
         if (f.racy()) {
             put(doc, "agentjail.racy", true);
+        }
+        if (f.escaped()) {
+            put(doc, "agentjail.escaped", true);
         }
     }
 

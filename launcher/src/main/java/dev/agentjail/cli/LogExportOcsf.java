@@ -155,6 +155,19 @@ final class LogExportOcsf {
         if (x.racy()) {
             put(e, "unmapped.racy", true);
         }
+        if (x.missing()) {
+            // A PATH search's miss: the launch failed (the program's file was not there), nothing ran.
+            put(e, "status_id", 2);
+            put(e, "status", "Failure");
+            put(e, "status_detail", "the program's file was not there (missing)");
+            put(e, "unmapped.missing", true);
+        }
+        if (x.commands() > 1) {
+            put(e, "unmapped.commands", x.commands());
+        }
+        if (x.escaped()) {
+            put(e, "unmapped.escaped", true);
+        }
         if (!r.redactions().isEmpty()) {
             put(e, "unmapped.redactions", LogExportMapping.redactions(r));
         }
@@ -190,6 +203,9 @@ final class LogExportOcsf {
         }
         if (f.racy()) {
             put(e, "unmapped.racy", true);
+        }
+        if (f.escaped()) {
+            put(e, "unmapped.escaped", true);
         }
         return e;
     }

@@ -222,7 +222,23 @@ record LogRecord(
             long count,
             boolean racy,
             long commands,
-            boolean missing) {
+            boolean missing,
+            boolean escaped) {
+        Exec(
+                String path,
+                List<String> argv,
+                boolean argvTruncated,
+                String cwd,
+                long pid,
+                long ppid,
+                long uid,
+                long count,
+                boolean racy,
+                long commands,
+                boolean missing) {
+            this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, commands, missing, false);
+        }
+
         Exec(
                 String path,
                 List<String> argv,
@@ -233,7 +249,7 @@ record LogRecord(
                 long uid,
                 long count,
                 boolean racy) {
-            this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, 1, false);
+            this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, 1, false, false);
         }
 
         Exec {
@@ -254,9 +270,29 @@ record LogRecord(
      * @param paths how many distinct paths a folded record stands for (1 when not folded)
      */
     record FileChange(
-            String op, String path, String target, List<String> flags, long pid, long count, long paths, boolean racy) {
+            String op,
+            String path,
+            String target,
+            List<String> flags,
+            long pid,
+            long count,
+            long paths,
+            boolean racy,
+            boolean escaped) {
         /** The {@code path} of a record that folds paths anywhere in the tree. */
         static final String ANYWHERE = "*";
+
+        FileChange(
+                String op,
+                String path,
+                String target,
+                List<String> flags,
+                long pid,
+                long count,
+                long paths,
+                boolean racy) {
+            this(op, path, target, flags, pid, count, paths, racy, false);
+        }
 
         FileChange {
             Objects.requireNonNull(op, "file.op");

@@ -263,7 +263,8 @@ final class LogRecordJson {
                 e.requiredLong("count"),
                 e.bool("racy"),
                 e.has("commands") ? e.requiredLong("commands") : 1,
-                e.bool("missing"));
+                e.bool("missing"),
+                e.bool("escaped"));
     }
 
     /** The {@code "file"} object of a file record, or null without one. */
@@ -280,7 +281,8 @@ final class LogRecordJson {
                 c.boundedLong("pid", 0, Integer.MAX_VALUE),
                 c.requiredLong("count"),
                 c.has("paths") ? c.requiredLong("paths") : 1,
-                c.bool("racy"));
+                c.bool("racy"),
+                c.bool("escaped"));
     }
 
     /** The {@code "gap"} object of an audit-gap record, or null without one. */

@@ -163,7 +163,7 @@ final class LogTailFormat {
         if (!r.redactions().isEmpty()) {
             out.append("  redacted ").append(redactions(r.redactions()));
         }
-        return marks(out, e.count(), e.racy());
+        return marks(out, e.count(), e.racy(), e.escaped());
     }
 
     private static String file(LogRecord r) {
@@ -184,7 +184,7 @@ final class LogTailFormat {
         }
         out.append("  pid ").append(f.pid());
         refused(out, r);
-        return marks(out, f.count(), f.racy());
+        return marks(out, f.count(), f.racy(), f.escaped());
     }
 
     private String gap(LogRecord r) {
@@ -216,13 +216,19 @@ final class LogTailFormat {
         }
     }
 
-    /** {@code ×N} for a record of N events, and {@code racy}. */
-    private static String marks(StringBuilder out, long count, boolean racy) {
+    /**
+     * {@code ×N} for a record of N events, {@code racy}, and {@code escaped} (its names are written byte by byte: a
+     * name with the byte 0xff and one with the text {@code \xff} print alike, and this tells which it is).
+     */
+    private static String marks(StringBuilder out, long count, boolean racy, boolean escaped) {
         if (count > 1) {
             out.append("  ").append(TIMES).append(count);
         }
         if (racy) {
             out.append("  racy");
+        }
+        if (escaped) {
+            out.append("  escaped");
         }
         return out.toString();
     }

@@ -231,6 +231,49 @@ class LogExportTest {
     }
 
     @Test
+    void aMissedProgramIsAFailedLaunchAndEscapedNamesSaySoInBothFormats() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        Files.writeString(
+                log,
+                String.join(
+                        "\n",
+                        "{\"v\":1,\"kind\":\"exec\",\"ts\":\"2026-12-02T20:11:00.500Z\",\"session\":\"c0ffee0123456789\","
+                                + "\"bytes_out\":0,\"bytes_in\":0,\"duration_ms\":0,\"tls\":\"none\",\"exec\":{\"path\":"
+                                + "\"/usr/local/bin/git\",\"argv\":[\"git\",\"status\"],\"cwd\":\"/home/u/proj\",\"pid\":3,"
+                                + "\"ppid\":1,\"uid\":1000,\"count\":4,\"commands\":2,\"missing\":true}}",
+                        "{\"v\":1,\"kind\":\"file\",\"ts\":\"2026-12-02T20:11:00.510Z\",\"session\":\"c0ffee0123456789\","
+                                + "\"bytes_out\":0,\"bytes_in\":0,\"duration_ms\":0,\"tls\":\"none\",\"file\":{\"op\":\"write\","
+                                + "\"path\":\"\\\\xff/a\",\"pid\":3,\"count\":1,\"escaped\":true}}",
+                        ""));
+
+        LogReaderTestCli.Run ocsf = LogReaderTestCli.run("log", "export", "--format", "ocsf", log.toString());
+        assertEquals(ExitCodes.OK, ocsf.exitCode(), ocsf.err());
+        List<Map<String, Object>> events = parseLines(ocsf.out());
+        Map<String, Object> miss = events.get(0);
+        assertEquals(List.of(), OCSF_PROCESS.problems(miss), () -> LogRecordJson.write(miss));
+        assertEquals(2L, miss.get("status_id"), "a launch that ran nothing failed");
+        assertEquals(true, at(miss, "unmapped.missing"));
+        assertEquals(2L, at(miss, "unmapped.commands"));
+        Map<String, Object> escaped = events.get(1);
+        assertEquals(List.of(), OCSF_FILE.problems(escaped), () -> LogRecordJson.write(escaped));
+        assertEquals(true, at(escaped, "unmapped.escaped"));
+
+        LogReaderTestCli.Run ecs = LogReaderTestCli.run("log", "export", "--format", "ecs", log.toString());
+        assertEquals(ExitCodes.OK, ecs.exitCode(), ecs.err());
+        List<Map<String, Object>> docs = parseLines(ecs.out());
+        for (Map<String, Object> doc : docs) {
+            assertEquals(List.of(), ECS.problems(doc), () -> LogRecordJson.write(doc));
+        }
+        assertEquals(true, at(docs.get(0), "agentjail.missing"));
+        assertEquals(2L, at(docs.get(0), "agentjail.commands"));
+        assertEquals(true, at(docs.get(1), "agentjail.escaped"));
+
+        LogReaderTestCli.Run tail = LogReaderTestCli.run("log", "tail", "--files", log.toString());
+        assertEquals(ExitCodes.OK, tail.exitCode(), tail.err());
+        assertTrue(tail.out().contains("escaped"), tail.out());
+    }
+
+    @Test
     void everyFileOperationHasItsOcsfActivityAndEcsType() {
         Map<String, Long> activity = new LinkedHashMap<>();
         Map<String, String> type = new LinkedHashMap<>();

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The exec and file audit in real jails (docs/jail.md "Exec and file audit", docs/audit-log.md "Inside the jail"):
@@ -537,32 +539,55 @@ class ExecFileAuditTest {
         assertEquals(List.of("sub/from-thread", "from-leader", "sub/after-exec"), writes(o.audit()), o::describe);
     }
 
-    @Test
-    void aRelativeWriteWhileAnotherThreadFlipsTheDirectoryNamesWhereItLandedOrIsMarkedRacy() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"thread", "clone-fs"})
+    void aRelativeWriteWhileAnotherTaskFlipsTheDirectoryNamesWhereItLandedOrIsMarkedRacy(String flipper)
+            throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);
         Files.createDirectories(run.project().resolve("dA"));
         Files.createDirectories(run.project().resolve("dB"));
+        // The directory is flipped by a thread, or by a child process that shares it (CLONE_FS, not a thread).
         Path binary = compile(run, "flip", """
+                #define _GNU_SOURCE
                 #include <fcntl.h>
                 #include <pthread.h>
+                #include <sched.h>
+                #include <signal.h>
                 #include <stdatomic.h>
                 #include <stdio.h>
+                #include <string.h>
+                #include <sys/syscall.h>
+                #include <sys/wait.h>
                 #include <unistd.h>
-                static atomic_int stop;
+                static atomic_int stop, flips;
                 static int a, b;
-                static void *flip(void *unused) {
+                static char stack[1 << 16] __attribute__((aligned(16)));
+                static int flip(void *unused) {
                     (void) unused;
                     while (!atomic_load(&stop)) {
-                        fchdir(a);
-                        fchdir(b);
+                        syscall(SYS_fchdir, a);
+                        syscall(SYS_fchdir, b);
+                        atomic_fetch_add(&flips, 1);
                     }
                     return 0;
                 }
-                int main(void) {
+                static void *flip_thread(void *unused) {
+                    flip(unused);
+                    return 0;
+                }
+                int main(int argc, char **argv) {
                     a = open("dA", O_RDONLY | O_DIRECTORY);
                     b = open("dB", O_RDONLY | O_DIRECTORY);
                     pthread_t t;
-                    pthread_create(&t, 0, flip, 0);
+                    pid_t child = -1;
+                    if (argc > 1 && strcmp(argv[1], "clone-fs") == 0) {
+                        child = clone(flip, stack + sizeof stack, CLONE_VM | CLONE_FS | SIGCHLD, 0);
+                    } else {
+                        pthread_create(&t, 0, flip_thread, 0);
+                    }
+                    /* Flipping all along: a change notified just after an open was let go on is not markable. */
+                    while (atomic_load(&flips) < 10) {
+                    }
                     for (int i = 0; i < 50; i++) {
                         char name[32];
                         snprintf(name, sizeof name, "f%d", i);
@@ -573,13 +598,17 @@ class ExecFileAuditTest {
                         usleep(25000);
                     }
                     atomic_store(&stop, 1);
-                    pthread_join(t, 0);
+                    if (child > 0) {
+                        waitpid(child, 0, 0);
+                    } else {
+                        pthread_join(t, 0);
+                    }
                     printf("flip=done\\n");
                     return 0;
                 }
                 """);
 
-        AgentjailRun.Outcome o = run.run(binary.toString());
+        AgentjailRun.Outcome o = run.run(binary.toString(), flipper);
 
         assertEquals("done", o.probes().get("flip"), o::describe);
         List<JsonNode> writes = ofKind(o.audit(), AuditRecord.KIND_FILE).stream()
@@ -649,6 +678,65 @@ class ExecFileAuditTest {
                 .findFirst()
                 .orElseThrow();
         assertTrue(miss.path("exec").path("missing").asBoolean(), miss::toString);
+    }
+
+    @Test
+    void aCallInterruptedBeforeItRanAndRestartedCountsOnce() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        // One thread opens a file 5,000 times while another signals it all along: a signal that lands while the open
+        // waits for the supervisor withdraws the notification, and the open runs again as a new one.
+        Path binary = compile(run, "sigdup", """
+                #define _GNU_SOURCE
+                #include <fcntl.h>
+                #include <pthread.h>
+                #include <signal.h>
+                #include <stdatomic.h>
+                #include <stdio.h>
+                #include <sys/syscall.h>
+                #include <unistd.h>
+                static atomic_int stop, signals;
+                static pid_t target;
+                static void on_signal(int s) {
+                    (void) s;
+                    atomic_fetch_add(&signals, 1);
+                }
+                static void *pester(void *unused) {
+                    (void) unused;
+                    while (!atomic_load(&stop)) {
+                        syscall(SYS_tgkill, getpid(), target, SIGUSR1);
+                    }
+                    return 0;
+                }
+                int main(void) {
+                    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+                    sigaction(SIGUSR1, &sa, 0);
+                    target = (pid_t) syscall(SYS_gettid);
+                    pthread_t t;
+                    pthread_create(&t, 0, pester, 0);
+                    int opened = 0;
+                    for (int i = 0; i < 5000; i++) {
+                        int fd = open("sig", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                        if (fd >= 0) {
+                            opened++;
+                            close(fd);
+                        }
+                    }
+                    atomic_store(&stop, 1);
+                    pthread_join(t, 0);
+                    printf("opened=%d\\nsignals=%d\\n", opened, atomic_load(&signals));
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals("5000", o.probes().get("opened"), o::describe);
+        assertTrue(Integer.parseInt(o.probes().get("signals")) > 500, o::describe);
+        long counted = ofKind(o.audit(), AuditRecord.KIND_FILE).stream()
+                .filter(r -> r.path("file").path("path").asText().equals("sig"))
+                .mapToLong(r -> r.path("file").path("count").asLong())
+                .sum();
+        assertEquals(5_000, counted);
     }
 
     @Test

@@ -21,6 +21,8 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
     static final char EXEC = 'E';
     static final char FILE = 'F';
     static final char UNRECORDED = 'D';
+    /** The frame just before stands for nothing: its caller was interrupted before the call ran (audit.c). */
+    static final char RETRACT = 'R';
 
     // Tags, kept in sync with enum tag in audit.c.
     static final int TID = 1;
@@ -60,7 +62,7 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
             throw new CorruptedFrameException("empty audit frame");
         }
         char type = (char) body.readUnsignedByte();
-        if (type != HELLO && type != EXEC && type != FILE && type != UNRECORDED) {
+        if (type != HELLO && type != EXEC && type != FILE && type != UNRECORDED && type != RETRACT) {
             throw new CorruptedFrameException("unknown audit frame type " + (int) type);
         }
         List<Field> fields = new ArrayList<>();

@@ -86,6 +86,11 @@ final class JailActivity {
     /** Where the last frame's event was counted (set by {@link #counted}), for {@link #frame(ByteBuf)}. */
     private Repeat last;
 
+    /** Where the newest frame's event was counted, by either path, for a retraction; null when it was not. */
+    private Repeat previous;
+
+    private long retracted;
+
     /** File records of the window, per operation. */
     private final Map<String, Integer> fileRecords = new HashMap<>();
     /** Exec records and program folds of the window: [0] real starts, [1] misses. */
@@ -123,12 +128,14 @@ final class JailActivity {
             Repeat repeat = repeats.get(identity.bytes());
             if (repeat != null) {
                 repeat.count(this, time(identity.time()));
+                previous = repeat;
                 return;
             }
         }
         AuditFrame frame = AuditFrame.parse(body);
         last = null;
         frame(frame);
+        previous = frame.type() == AuditFrame.RETRACT ? null : last;
         if (identity != null
                 && last != null
                 && repeats.size() < KEYS_PER_WINDOW
@@ -142,6 +149,7 @@ final class JailActivity {
         switch (frame.type()) {
             case AuditFrame.EXEC -> exec(frame);
             case AuditFrame.FILE -> file(frame);
+            case AuditFrame.RETRACT -> retract();
             case AuditFrame.UNRECORDED -> {
                 long count = Math.max(0, frame.number(AuditFrame.COUNT, 0));
                 if (count > 0) {
@@ -153,6 +161,25 @@ final class JailActivity {
                 // HELLO is the link's; nothing else parses.
             }
         }
+    }
+
+    /**
+     * The newest frame stands for nothing: its caller was interrupted (a signal) before the call ran, and the call,
+     * restarted, comes as a frame of its own. Its count is taken back where it was counted; a count already written (a
+     * key's first record) is taken back from the key's next event in the window instead, which is nearly always that
+     * restart. A frame that was not counted (a refused call, one past the window's memory) is only tallied.
+     */
+    void retract() {
+        retracted++;
+        if (previous != null) {
+            previous.uncount(this);
+            previous = null;
+        }
+    }
+
+    /** Frames taken back because their callers were interrupted before the call ran. */
+    long retracted() {
+        return retracted;
     }
 
     /** Ends the window: every count still owed is written. */
@@ -299,8 +326,8 @@ final class JailActivity {
         // then a real run of ./build, a racy or escaped repeat, arguments cut). The key is of what the caller gave, as
         // it was before redaction and cutting: two tokens that redact alike, or two command lines alike in their
         // first 4,096 characters, are two keys, and a fold counts them as two command lines.
-        String key = "e\0" + ppid + '\0' + rawPath + '\0' + String.join("\0", rawArgv) + '\0' + rawCwd + '\0'
-                + marks(missing, details.racy(), details.escaped()) + (cut ? "c" : "");
+        String key = "e\0" + ppid + '\0' + rawPath + '\0' + rawArgv.size() + '\0' + String.join("\0", rawArgv) + '\0'
+                + rawCwd + '\0' + marks(missing, details.racy(), details.escaped()) + (cut ? "c" : "");
         Tally seen = keys.get(key);
         if (seen != null) {
             seen.repeat(ts);
@@ -388,13 +415,15 @@ final class JailActivity {
         }
         // Per operation: a flood of one (unlinks of paths that are not there) must not fold another's records.
         if (fileRecords.getOrDefault(op, 0) >= FILE_RECORDS_PER_WINDOW) {
-            String foldKey = "f\0" + op + '\0' + flagged;
+            String foldKey = "f\0" + op + '\0' + flagged + '\0' + marks(false, details.racy(), details.escaped());
             Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.file(this, details, ANYWHERE));
             fold.add(ts, true);
             counted(hold(key, fold) ? Repeat.file(fold, found) : null);
             return;
         }
-        String directoryKey = pid + "\0" + op + '\0' + flagged + '\0' + PathView.directoryOf(rawPath);
+        // A fold shows its first event's marks: every event it counts has them (racy, escaped), or it is another fold.
+        String directoryKey = pid + "\0" + op + '\0' + flagged + '\0' + marks(false, details.racy(), details.escaped())
+                + '\0' + PathView.directoryOf(rawPath);
         int inDirectory = pathsInDirectory.merge(directoryKey, 1, Integer::sum);
         if (inDirectory > PATHS_PER_DIRECTORY) {
             Fold fold = folds.computeIfAbsent(
@@ -524,6 +553,9 @@ final class JailActivity {
     /** What a later event of a key held in the window is counted on: the key's first record, or a fold. */
     private interface Tally {
         void repeat(Instant ts);
+
+        /** Takes one event back: from the count still owed, else from the key's next event. */
+        void unrepeat();
     }
 
     /**
@@ -549,6 +581,17 @@ final class JailActivity {
             activity.redacted += redactions;
             tally.repeat(ts);
         }
+
+        void uncount(JailActivity activity) {
+            if (program) {
+                activity.programs--;
+            }
+            if (file) {
+                activity.fileEvents--;
+            }
+            activity.redacted -= redactions;
+            tally.unrepeat();
+        }
     }
 
     private static MessageDigest sha256() {
@@ -571,6 +614,8 @@ final class JailActivity {
         private final List<RedactionCount> redactions;
         private Instant last;
         private long more;
+        /** Events taken back after this record's first was written: the key's next ones are not counted. */
+        private long owed;
 
         Pending(JailActivity owner, ExecDetails exec, FileDetails file, List<RedactionCount> redactions, Instant ts) {
             this.owner = owner;
@@ -582,8 +627,21 @@ final class JailActivity {
 
         @Override
         public void repeat(Instant ts) {
+            if (owed > 0) {
+                owed--;
+                return;
+            }
             more++;
             last = ts;
+        }
+
+        @Override
+        public void unrepeat() {
+            if (more > 0) {
+                more--;
+            } else {
+                owed++;
+            }
         }
 
         AuditRecord withCount(long count) {
@@ -625,12 +683,28 @@ final class JailActivity {
             return new Fold(owner, null, List.of(), first, path);
         }
 
+        /** Events taken back when this fold counted only them: its next ones are not counted. */
+        private long owed;
+
         @Override
         public void repeat(Instant ts) {
             add(ts, false);
         }
 
+        @Override
+        public void unrepeat() {
+            if (count > 1) {
+                count--;
+            } else {
+                owed++;
+            }
+        }
+
         void add(Instant ts, boolean newPath) {
+            if (owed > 0) {
+                owed--;
+                return;
+            }
             last = ts;
             count++;
             if (newPath || paths == 0) {

@@ -28,7 +28,9 @@ final class PathView {
      * the project; {@code given} itself when there is no base (a descriptor's name, an abstract socket) or it is odd.
      */
     static String absolute(String given, String base) {
-        if (given == null || given.isEmpty() || given.equals("?")) {
+        // "?" alone is the supervisor's word for a path it could not read, which comes without a base; with one, it is
+        // a file named ?.
+        if (given == null || given.isEmpty() || (given.equals("?") && base == null)) {
             return given == null ? "?" : given;
         }
         try {

@@ -279,6 +279,115 @@ class JailActivityTest {
                 written.stream().map(r -> r.file().path()).toList());
     }
 
+    private void frameBytes(AuditFrame frame, long time) {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            b.writeByte(frame.type());
+            b.writeByte(AuditFrame.TIME);
+            byte[] t = Long.toString(time).getBytes(StandardCharsets.UTF_8);
+            b.writeShortLE(t.length);
+            b.writeBytes(t);
+            for (AuditFrame.Field field : frame.fields()) {
+                b.writeByte(field.tag());
+                b.writeShortLE(field.value().length);
+                b.writeBytes(field.value());
+            }
+            activity.frame(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private void retractFrame() {
+        ByteBuf b = Unpooled.buffer();
+        try {
+            b.writeByte(AuditFrame.RETRACT);
+            activity.frame(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    @Test
+    void aFrameTakenBackBecauseItsCallerWasInterruptedIsNotCountedAndItsRestartIs() {
+        // 1,000 opens of one file, every third interrupted once before it ran and then restarted: 1,000 ran.
+        long time = 1_700_000_000_000L;
+        int ran = 0;
+        for (int i = 0; i < 1_000; i++) {
+            if (i % 3 == 0) {
+                frameBytes(write(7, "src/a.c"), time);
+                retractFrame();
+            }
+            frameBytes(write(7, "src/a.c"), time);
+            ran++;
+        }
+        // A program started after an interrupted attempt, which was the first of its key.
+        frameBytes(exec(3, "/bin/true", "true"), time);
+        retractFrame();
+        frameBytes(exec(3, "/bin/true", "true"), time);
+        activity.tick();
+
+        assertEquals(ran, fileCount());
+        assertEquals(ran, activity.fileEvents());
+        assertEquals(1, activity.programs());
+        assertEquals(
+                1,
+                written.stream()
+                        .filter(r -> r.exec() != null)
+                        .mapToLong(r -> r.exec().count())
+                        .sum(),
+                written::toString);
+        assertEquals(335, activity.retracted());
+    }
+
+    @Test
+    void aFoldCountsOnlyEventsWithItsMarksAndAFileNamedQuestionMarkIsJoinedToItsDirectory() {
+        for (int i = 0; i < 40; i++) {
+            activity.frame(write(7, "fd/n" + i));
+        }
+        for (int i = 0; i < 40; i++) {
+            activity.frame(frame(
+                    AuditFrame.FILE,
+                    AuditFrame.PID,
+                    7,
+                    AuditFrame.OP,
+                    "write",
+                    AuditFrame.PATH,
+                    "fd/r" + i,
+                    AuditFrame.BASE,
+                    "/home/u/proj",
+                    AuditFrame.FLAGS,
+                    0101,
+                    AuditFrame.RACY,
+                    1));
+        }
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                7,
+                AuditFrame.OP,
+                "write",
+                AuditFrame.PATH,
+                "?",
+                AuditFrame.BASE,
+                "/tmp"));
+        activity.tick();
+
+        List<AuditRecord> folds =
+                written.stream().filter(r -> r.file().path().equals("fd/")).toList();
+        assertEquals(2, folds.size(), folds::toString);
+        assertEquals(1, folds.stream().filter(r -> r.file().racy()).count(), folds::toString);
+        assertTrue(folds.stream().allMatch(r -> r.file().count() == 8), folds::toString);
+        assertTrue(written.stream().anyMatch(r -> r.file().path().equals("/tmp/?")), written::toString);
+    }
+
+    @Test
+    void noArgumentsAndOneEmptyArgumentAreTwoCommandLines() {
+        activity.frame(exec(3, "/bin/x"));
+        activity.frame(exec(3, "/bin/x", ""));
+        assertEquals(2, written.size(), written::toString);
+    }
+
     @Test
     void argumentsAreRedactedAndBounded() {
         String key = "sk-ant-api03-" + "a".repeat(93) + "AA";
