@@ -848,6 +848,8 @@ static long jail_pid(pid_t tid) {
  * without pidfds (Linux < 6.9) every event reads its directory.
  */
 #define CWD_KEEP_MS 100
+#define MOVES_SHARED 1 /* changes the working directory of the tasks that share the changer's */
+#define MOVES_ANYONE 2 /* renames or removes a directory: anyone's working directory may be it or below it */
 #define PENDING_CHANGES 64
 
 static int cwd_keeping;                  /* the cache is on: both scopes, and nothing has disabled it */
@@ -858,14 +860,14 @@ static struct pending_change {
     int pidfd;
     long process;      /* the changer's process as the jail numbers it, -1 when not known */
     long nr;           /* its syscall */
-    int moves;         /* it changes its own process's directory (chdir, fchdir, exec): see cwd_moving() */
+    int moves;         /* MOVES_SHARED (chdir, fchdir, exec) or MOVES_ANYONE (rename, rmdir): see cwd_moving() */
     long long checked; /* when /proc/TID/syscall was last read for it (monotonic ms) */
 } pending_changes[PENDING_CHANGES];
 static int pending_count;
 
 /*
- * A call by TID of PROCESS (syscall NR) that can change a working directory is about to go on; MOVES when it changes
- * its own process's (chdir, fchdir, exec) rather than what some directory is named (rename, rmdir).
+ * A call by TID of PROCESS (syscall NR) that can change a working directory is about to go on; MOVES says whose:
+ * MOVES_SHARED the tasks sharing TID's (chdir, fchdir, exec), MOVES_ANYONE anyone's (rename, rmdir).
  */
 static void cwd_changing(pid_t tid, long process, long nr, int moves) {
     cwd_generation++;
@@ -972,8 +974,9 @@ static int cwd_settled(void) {
 }
 
 /*
- * Whether another task sharing TID's working directory has a change of it under way (notified, not surely returned):
- * a relative path of TID's may then be walked from the new directory after the supervisor read the old one. Asked
+ * Whether another task sharing TID's working directory has a change of it under way (notified, not surely returned),
+ * or any task a rename or rmdir (of the directory, or one above it, under another name than read): a relative path of
+ * TID's may then be walked from another directory, or one named otherwise, than the supervisor read. Asked
  * BEFORE the directory is read (a change that returns between a reading and this question would otherwise be dropped
  * as over, and the old reading kept as current), and such an event is marked racy. Sharing is the kernel's answer
  * (kcmp KCMP_FS: threads, and processes cloned with CLONE_FS; not a thread made without it); where kcmp is refused,
@@ -991,8 +994,11 @@ static int cwd_moving(pid_t tid, long process) {
     cwd_settled();
     for (int i = 0; i < pending_count; i++) {
         struct pending_change *p = &pending_changes[i];
-        if (!p->moves || p->tid == tid) {
+        if (p->tid == tid) {
             continue;
+        }
+        if (p->moves == MOVES_ANYONE) {
+            return 1; /* the directory read may be renamed (or removed) under the walk, by its name or an ancestor's */
         }
         long same = syscall(SYS_kcmp, (pid_t) tid, p->tid, KCMP_FS, 0, 0);
         if (same == 0 || (same < 0 && process > 0 && p->process == process)) {
@@ -1157,7 +1163,7 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     field_text(f, TAG_CWD, cwd);
     if (host_tgid != c->tid) {
         /* Not its process's first thread (or unknown): the exec gives it the first one's tid (see cwd_of). */
-        cwd_changing(c->tid, jail_tgid, s->nr, 1);
+        cwd_changing(c->tid, jail_tgid, s->nr, MOVES_SHARED);
     }
     field_number(f, TAG_PID, jail_tgid);
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
@@ -1400,7 +1406,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         cwd_seen((pid_t) req->pid);
     }
     if (s->how == H_CWD) {
-        cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, 1);
+        cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, MOVES_SHARED);
         return respond(sv->notify, req, resp, 0) >= 0 ? 0 : -1;
     }
     struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
@@ -1439,7 +1445,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
                 field_number(&f, TAG_FLAGS, (long long) (unsigned) flags2);
             }
             if (changes_directories(s, req)) {
-                cwd_changing(c.tid, c.process, s->nr, 0);
+                cwd_changing(c.tid, c.process, s->nr, MOVES_ANYONE);
             }
         }
         if (c.racy) {

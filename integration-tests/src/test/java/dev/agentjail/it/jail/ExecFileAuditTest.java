@@ -623,6 +623,65 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aRelativeWriteWhileAnotherProcessRenamesItsDirectoryIsMarkedRacy() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        Files.createDirectories(run.project().resolve("a"));
+        Files.createDirectories(run.project().resolve("b"));
+        // A child swaps the names a and b all along (renameat2 RENAME_EXCHANGE) while its parent, inside a, writes
+        // relative files: the directory the kernel walks from is named a or b by then, whichever the record says.
+        Path binary = compile(run, "swap", """
+                #define _GNU_SOURCE
+                #include <fcntl.h>
+                #include <signal.h>
+                #include <stdio.h>
+                #include <sys/mman.h>
+                #include <sys/syscall.h>
+                #include <sys/wait.h>
+                #include <unistd.h>
+                int main(void) {
+                    volatile int *swaps = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+                    pid_t child = fork();
+                    if (child == 0) {
+                        for (;;) {
+                            syscall(SYS_renameat2, AT_FDCWD, "a", AT_FDCWD, "b", RENAME_EXCHANGE);
+                            (*swaps)++;
+                        }
+                    }
+                    while (*swaps < 10) {
+                    }
+                    if (chdir("a") != 0) {
+                        return 1;
+                    }
+                    for (int i = 0; i < 40; i++) {
+                        char name[32];
+                        snprintf(name, sizeof name, "f%d", i);
+                        int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                        if (fd >= 0) {
+                            close(fd);
+                        }
+                        usleep(20000);
+                    }
+                    kill(child, SIGKILL);
+                    waitpid(child, 0, 0);
+                    printf("swap=done\\n");
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals("done", o.probes().get("swap"), o::describe);
+        List<JsonNode> writes = ofKind(o.audit(), AuditRecord.KIND_FILE).stream()
+                .filter(r -> r.path("file").path("op").asText().equals("write"))
+                .filter(r -> r.path("file").path("path").asText().matches("[ab]/f\\d+"))
+                .toList();
+        assertEquals(40, writes.size(), writes::toString);
+        for (JsonNode r : writes) {
+            assertTrue(r.path("file").path("racy").asBoolean(), "a write during the swaps is unmarked: " + r);
+        }
+    }
+
+    @Test
     void aDirectoryTooLongToReadMakesThePathUnknownNotAProjectPathAndAnOverlongNameIsAMiss() throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);
         // 25 directories of 200 characters, nested: past 4,096 bytes, /proc's readlink of them fails.
