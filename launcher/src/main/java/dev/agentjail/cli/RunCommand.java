@@ -122,6 +122,9 @@ final class RunCommand implements Callable<Integer> {
         projectDir = projectDir.toRealPath();
         // Before the policy is read (a preset picked by name is announced then) and before a session exists.
         ProjectDirectories.refuseWhole(projectDir, Paths.home(System.getenv()));
+        // What a killed session left in the project (an empty .agentjail.yaml would read as an empty policy) goes
+        // first.
+        PlaceholderJournal.sweep(PlaceholderJournal.dir(System.getenv()), projectDir, err);
         LoadedPolicy policy = LoadedPolicy.discover(
                 System.getenv(),
                 Paths.home(System.getenv()),

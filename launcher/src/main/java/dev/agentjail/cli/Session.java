@@ -274,6 +274,7 @@ final class Session {
         SessionLimits sessionLimits = null;
         OomWatch oomWatch = null;
         List<ProtectedPath> protectedPaths = List.of();
+        Optional<Path> placeholderJournal = Optional.empty();
         List<ProtectedPath> homePlaceholders = List.of();
         SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
         SurfaceReview.Snapshot surfaces = null;
@@ -572,6 +573,18 @@ final class Session {
             startRecorded = true;
             StartupTrace.mark("argv prepared, start recorded");
             oomWatch = sessionLimits.oomWatch().map(OomWatch::start).orElse(null);
+            // bwrap makes the placeholders' mount points now: noted first, for a next session to remove should this
+            // launcher be killed before it can.
+            try {
+                placeholderJournal = PlaceholderJournal.write(
+                        PlaceholderJournal.dir(hostEnv),
+                        id,
+                        project,
+                        PlaceholderJournal.placeholders(outsideStaged(protectedPaths)));
+            } catch (IOException e) {
+                err.println("agentjail: cannot note the session's placeholders (" + IoErrors.describe(e)
+                        + "): should this launcher be killed, remove the empty ones it leaves in " + project);
+            }
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), running.handoff(), inspection);
             return exitCode;
         } catch (IOException e) {
@@ -599,6 +612,7 @@ final class Session {
                 }
             }
             removePlaceholders(project, outsideStaged(protectedPaths));
+            PlaceholderJournal.delete(placeholderJournal);
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
                 List<Path> opened = modes.restore();

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -130,5 +132,52 @@ class ProtectedPathsTest {
     private static void write(Path file, String content) throws IOException {
         Files.createDirectories(file.getParent());
         Files.writeString(file, content);
+    }
+
+    @Test
+    void theNextSessionRemovesWhatAKilledLauncherLeftAndStartsOnTheProject() throws Exception {
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir);
+        Path p = run.project();
+        String marker = "killed-launcher-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        CompletableFuture<AgentjailRun.Outcome> first =
+                CompletableFuture.supplyAsync(() -> run.run("/bin/sh", "-c", "touch started; exec sleep 60 " + marker));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(p.resolve("started")) && System.nanoTime() < deadline && !first.isDone()) {
+            Thread.sleep(50);
+        }
+        assertTrue(Files.exists(p.resolve("started")), "the agent did not start");
+        // The launcher, as power loss or the OOM killer would end it: no clean-up runs.
+        List<ProcessHandle> launchers = ProcessHandle.allProcesses()
+                .filter(h -> h.info().command().orElse("").endsWith("/java")
+                        && String.join(" ", h.info().arguments().orElse(new String[0]))
+                                .contains(marker))
+                .toList();
+        assertEquals(1, launchers.size(), launchers::toString);
+        launchers.get(0).destroyForcibly();
+        first.get(60, TimeUnit.SECONDS);
+        while (ProcessHandle.allProcesses()
+                        .anyMatch(h -> String.join(" ", h.info().arguments().orElse(new String[0]))
+                                .contains(marker))
+                && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        Path left = p.resolve(".mcp.json");
+        assertTrue(Files.isRegularFile(left) && Files.size(left) == 0, () -> "no placeholder left behind: " + list(p));
+
+        AgentjailRun.Outcome next = run.run("/bin/sh", "-c", "echo next=ran");
+
+        assertEquals(0, next.exitCode(), next::describe);
+        assertEquals("ran", next.probes().get("next"), next::describe);
+        assertTrue(next.err().contains("did not end"), next::describe);
+        assertFalse(Files.exists(left), () -> ".mcp.json is still there: " + list(p));
+    }
+
+    private static String list(Path dir) {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(f -> f.getFileName().toString()).sorted().toList().toString();
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 }
