@@ -141,7 +141,7 @@ class ProtectedPathsTest {
         Path p = run.project();
         String marker = "killed-launcher-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         CompletableFuture<AgentjailRun.Outcome> first =
-                CompletableFuture.supplyAsync(() -> run.run("/bin/sh", "-c", "touch started; exec sleep 60 " + marker));
+                CompletableFuture.supplyAsync(() -> run.run("/bin/sh", "-c", "touch started; sleep 60 # " + marker));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.exists(p.resolve("started")) && System.nanoTime() < deadline && !first.isDone()) {
             Thread.sleep(50);
