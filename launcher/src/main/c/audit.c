@@ -1008,7 +1008,10 @@ static int cwd_moving(pid_t tid, long process) {
     return 0;
 }
 
-/* The working directory of TID; kept in its entry when jail_pid() has checked (or made) that entry in this event. */
+/*
+ * The working directory of TID; kept in its entry when jail_pid() has checked (or made) that entry in this event.
+ * Called (through base_of) only right after cwd_moving() for the same event.
+ */
 static void cwd_of(pid_t tid, char *out, size_t cap) {
     struct known_thread *k = &known_threads[(unsigned) tid % KNOWN_THREADS];
     int entry = cwd_keeping && checked_tid == tid && k->pidfd >= 0 && k->tid == tid;
@@ -1017,8 +1020,11 @@ static void cwd_of(pid_t tid, char *out, size_t cap) {
         snprintf(out, cap, "%s", k->cwd);
         return;
     }
-    /* Settled before the reading, or the reading may be of a directory a change then replaced (see cwd_moving). */
-    int settled = entry && cwd_settled();
+    /*
+     * Settled before the reading, or the reading may be of a directory a change then replaced: path_field() has just
+     * asked cwd_moving(), which drops the changes surely over, so what is still pending now was pending before.
+     */
+    int settled = entry && pending_count == 0;
     readlink_proc(tid, "cwd", out, cap);
     if (!entry) {
         return;
@@ -1567,6 +1573,19 @@ enum {
 
 #define TICK_MS 250
 
+/* Takes one notification off the descriptor and answers it; ends the supervisor as its exit codes say. */
+static void serve(struct supervisor *sv, struct seccomp_notif *req, struct seccomp_notif_resp *resp, size_t resp_size) {
+    memset(resp, 0, resp_size);
+    int handled = handle(sv, req, resp);
+    if (handled == 1) {
+        errno = ETIMEDOUT;
+        die(SUPERVISE_STALLED, "the launcher took no audit frame within the stall bound");
+    }
+    if (handled < 0) {
+        die(SUPERVISE_GONE, "hand an event to the launcher");
+    }
+}
+
 static volatile sig_atomic_t ticked;
 
 static void on_tick(int signal_number) {
@@ -1705,15 +1724,7 @@ int audit_supervise(int argc, char **argv) {
                 look = 1; /* a tick, a caller interrupted before it was received, or the jail's end */
                 continue;
             }
-            memset(resp, 0, resp_size);
-            int handled = handle(&sv, req, resp);
-            if (handled == 1) {
-                errno = ETIMEDOUT;
-                die(SUPERVISE_STALLED, "the launcher took no audit frame within the stall bound");
-            }
-            if (handled < 0) {
-                die(SUPERVISE_GONE, "hand an event to the launcher");
-            }
+            serve(&sv, req, resp, resp_size);
             continue;
         }
         ticked = 0;
@@ -1750,15 +1761,7 @@ int audit_supervise(int argc, char **argv) {
                 }
                 die(SUPERVISE_FAILED, "receive a notification");
             }
-            memset(resp, 0, resp_size);
-            int handled = handle(&sv, req, resp);
-            if (handled == 1) {
-                errno = ETIMEDOUT;
-                die(SUPERVISE_STALLED, "the launcher took no audit frame within the stall bound");
-            }
-            if (handled < 0) {
-                die(SUPERVISE_GONE, "hand an event to the launcher");
-            }
+            serve(&sv, req, resp, resp_size);
         } else if (fds[0].revents & (POLLHUP | POLLERR)) {
             /* Every process under the filter has exited: the jail is over. */
             report_unrecorded(&sv, 1);

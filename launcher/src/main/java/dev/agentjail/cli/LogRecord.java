@@ -233,21 +233,6 @@ record LogRecord(
                 long ppid,
                 long uid,
                 long count,
-                boolean racy,
-                long commands,
-                boolean missing) {
-            this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, commands, missing, false);
-        }
-
-        Exec(
-                String path,
-                List<String> argv,
-                boolean argvTruncated,
-                String cwd,
-                long pid,
-                long ppid,
-                long uid,
-                long count,
                 boolean racy) {
             this(path, argv, argvTruncated, cwd, pid, ppid, uid, count, racy, 1, false, false);
         }

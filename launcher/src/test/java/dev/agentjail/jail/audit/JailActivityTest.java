@@ -163,40 +163,29 @@ class JailActivityTest {
         assertEquals(List.of("create", "truncate"), fold.file().flags(), fold::toString);
     }
 
+    private static AuditFrame rename(String from, String to, int renameFlags) {
+        return frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                4,
+                AuditFrame.OP,
+                "rename",
+                AuditFrame.PATH,
+                from,
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.TARGET,
+                to,
+                AuditFrame.BASE2,
+                "/home/u/proj",
+                AuditFrame.RENAME,
+                renameFlags);
+    }
+
     @Test
     void aRenameSaysWhetherItExchangedTheTwoNames() {
-        activity.frame(frame(
-                AuditFrame.FILE,
-                AuditFrame.PID,
-                4,
-                AuditFrame.OP,
-                "rename",
-                AuditFrame.PATH,
-                "a",
-                AuditFrame.BASE,
-                "/home/u/proj",
-                AuditFrame.TARGET,
-                "b",
-                AuditFrame.BASE2,
-                "/home/u/proj",
-                AuditFrame.RENAME,
-                2));
-        activity.frame(frame(
-                AuditFrame.FILE,
-                AuditFrame.PID,
-                4,
-                AuditFrame.OP,
-                "rename",
-                AuditFrame.PATH,
-                "a",
-                AuditFrame.BASE,
-                "/home/u/proj",
-                AuditFrame.TARGET,
-                "b",
-                AuditFrame.BASE2,
-                "/home/u/proj",
-                AuditFrame.RENAME,
-                0));
+        activity.frame(rename("a", "b", 2)); // RENAME_EXCHANGE
+        activity.frame(rename("a", "b", 0));
         assertEquals(2, written.size(), written::toString);
         assertEquals(List.of("exchange"), written.get(0).file().flags());
         assertEquals(List.of(), written.get(1).file().flags());
@@ -279,19 +268,15 @@ class JailActivityTest {
                 written.stream().map(r -> r.file().path()).toList());
     }
 
+    /** {@code frame}'s bytes as the supervisor sends them, with {@code time}, through {@link JailActivity#frame(ByteBuf)}. */
     private void frameBytes(AuditFrame frame, long time) {
-        ByteBuf b = Unpooled.buffer();
+        List<Object> fields = new ArrayList<>(List.of(AuditFrame.TIME, time));
+        for (AuditFrame.Field field : frame.fields()) {
+            fields.add(field.tag());
+            fields.add(field.value());
+        }
+        ByteBuf b = bytes(frame.type(), fields);
         try {
-            b.writeByte(frame.type());
-            b.writeByte(AuditFrame.TIME);
-            byte[] t = Long.toString(time).getBytes(StandardCharsets.UTF_8);
-            b.writeShortLE(t.length);
-            b.writeBytes(t);
-            for (AuditFrame.Field field : frame.fields()) {
-                b.writeByte(field.tag());
-                b.writeShortLE(field.value().length);
-                b.writeBytes(field.value());
-            }
             activity.frame(b);
         } finally {
             b.release();
@@ -299,9 +284,8 @@ class JailActivityTest {
     }
 
     private void retractFrame() {
-        ByteBuf b = Unpooled.buffer();
+        ByteBuf b = bytes(AuditFrame.RETRACT, List.of());
         try {
-            b.writeByte(AuditFrame.RETRACT);
             activity.frame(b);
         } finally {
             b.release();
