@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a JMH benchmark from a module's test classes with a JDK >= 21 (JMH's forks would otherwise
 # start the machine's default java). Usage: bench/jmh.sh [-m MODULE] PATTERN [JMH options...]
-# MODULE defaults to proxy (RedactionBenchmark, HandshakeBenchmark); certs has LeafCertificatesBenchmark.
+# MODULE defaults to proxy (RedactionBenchmark, HandshakeBenchmark); certs has LeafCertificatesBenchmark, launcher
+# ExecRecordBenchmark.
 set -euo pipefail
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 module=proxy

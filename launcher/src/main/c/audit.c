@@ -1086,6 +1086,21 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
  * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. Only a mark: a process that creates
  * the file in between makes it wrong, and the record is written either way.
  */
+/*
+ * The jail's root directory, opened once (/proc/TID/root of the first caller that needs it): every process of the jail
+ * has the same one, since its deny filter refuses chroot, pivot_root, setns and unshare. An open and a close fewer per
+ * exec.
+ */
+static int jail_root(pid_t tid) {
+    static int root = -1;
+    if (root < 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/root", (int) tid);
+        root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    return root;
+}
+
 static int program_missing(pid_t tid, const char *path, const char *base) {
     static char full[2 * PATH_BYTES + 2];
     static char again[2 * PATH_BYTES + 2];
@@ -1105,9 +1120,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     } else {
         snprintf(full, sizeof full, "%s", path);
     }
-    char root[64];
-    snprintf(root, sizeof root, "/proc/%d/root", (int) tid);
-    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int rootfd = jail_root(tid);
     if (rootfd < 0) {
         return 0;
     }
@@ -1139,8 +1152,108 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     if (fd >= 0) {
         close((int) fd);
     }
-    close(rootfd);
     return missing;
+}
+
+/*
+ * Reads LEN bytes at ADDR twice, into A and B, a page at a time with both readings of a page in one process_vm_readv
+ * (read_mem's pieces otherwise); returns how many bytes both readings got.
+ */
+static size_t read_twice(struct caller *c, uint64_t addr, void *a, void *b, size_t len) {
+    if (addr == 0) {
+        return 0;
+    }
+    size_t done = 0;
+    while (done < len && c->vm_readv) {
+        uint64_t at = addr + done;
+        size_t chunk = 4096 - (size_t) (at & 4095);
+        if (chunk > len - done) {
+            chunk = len - done;
+        }
+        struct iovec local[2] = {{.iov_base = (char *) a + done, .iov_len = chunk},
+                                 {.iov_base = (char *) b + done, .iov_len = chunk}};
+        struct iovec remote[2] = {{.iov_base = (void *) (uintptr_t) at, .iov_len = chunk},
+                                  {.iov_base = (void *) (uintptr_t) at, .iov_len = chunk}};
+        ssize_t n = process_vm_readv(c->tid, local, 2, remote, 2, 0);
+        if (n == (ssize_t) (2 * chunk)) {
+            done += chunk;
+            continue;
+        }
+        if (n < 0 && (errno == EPERM || errno == ENOSYS)) {
+            break; /* not allowed: read_mem falls back to /proc/TID/mem */
+        }
+        if (n > 0) {
+            c->racy = 1; /* a page readable once and not the second time: unmapped meanwhile */
+        }
+        return done; /* unreadable here */
+    }
+    if (done < len) {
+        size_t first = read_mem(c, addr + done, (char *) a + done, len - done);
+        size_t second = read_mem(c, addr + done, (char *) b + done, len - done);
+        done += first < second ? first : second;
+    }
+    return done;
+}
+
+/*
+ * The first bytes of each argument, read twice, all in one process_vm_readv: up to ARG_HEAD bytes of each, within the
+ * page each starts in (readable, if its first byte is). A command line of short arguments then costs one call in all
+ * instead of one per argument. Returns how many of the first arguments were read whole (both readings).
+ */
+#define ARG_HEAD 256
+static char head[2][MAX_ARGS][ARG_HEAD];
+static size_t head_length[MAX_ARGS];
+
+static size_t read_heads(struct caller *c, const uint64_t *pointers, size_t got) {
+    static struct iovec local[2 * MAX_ARGS];
+    static struct iovec remote[2 * MAX_ARGS];
+    size_t n = 0;
+    while (n < got && n < MAX_ARGS && pointers[n] != 0) {
+        size_t length = 4096 - (size_t) (pointers[n] & 4095);
+        head_length[n] = length < ARG_HEAD ? length : ARG_HEAD;
+        n++;
+    }
+    if (n == 0 || !c->vm_readv) {
+        return 0;
+    }
+    /* Each argument's two readings side by side: an unreadable argument stops the call there, the ones before it hold. */
+    for (size_t i = 0; i < n; i++) {
+        for (int copy = 0; copy < 2; copy++) {
+            local[2 * i + copy] = (struct iovec){.iov_base = head[copy][i], .iov_len = head_length[i]};
+            remote[2 * i + copy] = (struct iovec){.iov_base = (void *) (uintptr_t) pointers[i], .iov_len = head_length[i]};
+        }
+    }
+    ssize_t read = process_vm_readv(c->tid, local, 2 * n, remote, 2 * n, 0);
+    size_t whole = 0;
+    for (size_t total = 0; read > 0 && whole < n; whole++) {
+        total += 2 * head_length[whole];
+        if (total > (size_t) read) {
+            break;
+        }
+    }
+    return whole;
+}
+
+/*
+ * Argument I from its two head readings: its length when both end within the head and fit in BUDGET (a changed
+ * argument marks the event racy, the second reading is kept, as read_string does); -1 when it must be read as a
+ * whole (longer than its head, or than the budget allows).
+ */
+static long head_string(struct caller *c, size_t i, size_t budget) {
+    const char *end = memchr(head[0][i], '\0', head_length[i]);
+    const char *end2 = memchr(head[1][i], '\0', head_length[i]);
+    if (end == NULL || end2 == NULL) {
+        return -1;
+    }
+    long first = (long) (end - head[0][i]);
+    long second = (long) (end2 - head[1][i]);
+    if ((size_t) second + 1 > budget) {
+        return -1;
+    }
+    if (second != first || memcmp(head[0][i], head[1][i], (size_t) first) != 0) {
+        c->racy = 1;
+    }
+    return second;
 }
 
 /* 1 when one of the first N pointers is NULL. */
@@ -1178,9 +1291,8 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     static uint64_t pointers[MAX_ARGS + 1];
     static uint64_t pointers2[MAX_ARGS + 1];
     uint64_t argv = req->data.args[s->argv];
-    size_t got = read_mem(c, argv, pointers, sizeof pointers) / sizeof(uint64_t);
-    size_t got2 = read_mem(c, argv, pointers2, sizeof pointers2) / sizeof(uint64_t);
-    if (got2 != got || memcmp(pointers, pointers2, got * sizeof(uint64_t)) != 0) {
+    size_t got = read_twice(c, argv, pointers, pointers2, sizeof pointers) / sizeof(uint64_t);
+    if (memcmp(pointers, pointers2, got * sizeof(uint64_t)) != 0) {
         c->racy = 1;
     }
     if (argv != 0 && got < MAX_ARGS + 1 && memchr_u64(pointers, got) == 0) {
@@ -1189,6 +1301,7 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     int cut_any = argv != 0 && got == 0;
     size_t budget = ARGV_BYTES;
     static char arg[ARGV_BYTES];
+    size_t heads = read_heads(c, pointers, got);
     for (size_t i = 0; i < got; i++) {
         if (pointers[i] == 0) {
             break;
@@ -1198,12 +1311,16 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
             break;
         }
         int cut = 0;
-        long length = read_string(c, pointers[i], arg, budget, &cut);
+        long length = i < heads ? head_string(c, i, budget) : -1;
+        const char *text = length >= 0 ? head[1][i] : arg;
+        if (length < 0) {
+            length = read_string(c, pointers[i], arg, budget, &cut);
+        }
         if (length < 0) {
             cut_any = 1;
             break;
         }
-        field(f, TAG_ARG, arg, (size_t) length);
+        field(f, TAG_ARG, text, (size_t) length);
         budget -= (size_t) length + 1;
         cut_any |= cut;
         if (i + 1 == got) {

@@ -79,7 +79,10 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
             body.readBytes(value);
             fields.add(new Field(tag, value));
         }
-        boolean escaped = fields.stream().anyMatch(f -> f.tag() != TIME && !isUtf8(f.value()));
+        boolean escaped = false;
+        for (Field f : fields) {
+            escaped |= f.tag() != TIME && !isUtf8(f.value());
+        }
         return new AuditFrame(type, fields, escaped);
     }
 
@@ -152,7 +155,12 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
     }
 
     boolean has(int tag) {
-        return fields.stream().anyMatch(f -> f.tag() == tag);
+        for (Field f : fields) {
+            if (f.tag() == tag) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first field of {@code tag} as text; null when absent. */

@@ -107,6 +107,12 @@ final class JailActivity {
     private final Set<Long> changed = new HashSet<>();
 
     private final MessageDigest sha256 = sha256();
+
+    /** Texts the catalog found nothing in ({@link #redact}). */
+    private final Set<String> clean = new HashSet<>();
+
+    static final int CLEAN_TEXTS = 4_096;
+    static final int CLEAN_TEXT_CHARS = 256;
     private long unrecorded;
     private long redacted;
 
@@ -277,7 +283,7 @@ final class JailActivity {
         }
         Findings findings = new Findings();
         String rawPath = PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
-        String path = redactor.redactPath(rawPath, findings);
+        String path = redact(rawPath, findings, true);
         List<String> rawArgv = frame.texts(AuditFrame.ARG);
         List<String> argv = new ArrayList<>();
         int chars = 0;
@@ -287,7 +293,7 @@ final class JailActivity {
                 cut = true;
                 break;
             }
-            String redacted = redactor.redactArgument(arg, findings);
+            String redacted = redact(arg, findings, false);
             if (chars + redacted.length() > ExecDetails.MAX_ARGV_CHARS) {
                 redacted = redacted.substring(0, ExecDetails.MAX_ARGV_CHARS - chars);
                 cut = true;
@@ -296,7 +302,7 @@ final class JailActivity {
             argv.add(redacted);
         }
         String rawCwd = frame.text(AuditFrame.CWD);
-        String cwd = rawCwd == null ? null : redactor.redactPath(rawCwd, findings);
+        String cwd = rawCwd == null ? null : redact(rawCwd, findings, true);
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         int ppid = (int) Math.max(0, frame.number(AuditFrame.PPID, 0));
         ExecDetails details = new ExecDetails(
@@ -312,10 +318,8 @@ final class JailActivity {
                 1,
                 missing,
                 frame.escaped());
-        List<RedactionCount> redactions = findings.list().stream()
-                .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
-                .toList();
-        long found = redactions.stream().mapToLong(RedactionCount::count).sum();
+        List<RedactionCount> redactions = redactions(findings);
+        long found = count(redactions);
         redacted += found;
         Instant ts = time(frame);
         if (refused) {
@@ -370,19 +374,17 @@ final class JailActivity {
         // A file may be named after a secret (a key's file name, a token in a cache path): paths are redacted too.
         Findings findings = new Findings();
         String rawPath = paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
-        String path = redactor.redactPath(rawPath, findings);
+        String path = redact(rawPath, findings, true);
         String rawTarget = null;
         String target = null;
         if (frame.has(AuditFrame.TARGET)) {
             rawTarget = op.equals("symlink")
                     ? frame.text(AuditFrame.TARGET)
                     : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2));
-            target = redactor.redactPath(rawTarget, findings);
+            target = redact(rawTarget, findings, true);
         }
-        List<RedactionCount> redactions = findings.list().stream()
-                .map(f -> new RedactionCount(f.kind(), f.location(), f.count()))
-                .toList();
-        long found = redactions.stream().mapToLong(RedactionCount::count).sum();
+        List<RedactionCount> redactions = redactions(findings);
+        long found = count(redactions);
         redacted += found;
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
         List<String> flags = op.equals("rename") ? renameFlags(frame) : openFlags(frame);
@@ -436,6 +438,49 @@ final class JailActivity {
         Pending pending = new Pending(this, null, details, redactions, ts);
         counted(hold(key, pending) ? Repeat.file(pending, found) : null);
         out.write(pending.withCount(1));
+    }
+
+    /**
+     * A path or argument as the catalog redacts it. A text the catalog found nothing in is remembered, and its later
+     * occurrences in the session are not scanned again: the same compiler flags, include directories and working
+     * directory come with nearly every program a build starts, and the scan (a fresh streaming redactor per text) was
+     * the largest part of the launcher's work per exec record (docs/benchmarks.md, run 28). The catalog is fixed for
+     * the session and scans paths and arguments alike, so what was clean once is clean again; only texts of at most
+     * {@link #CLEAN_TEXT_CHARS} characters are remembered, {@link #CLEAN_TEXTS} at most, forgotten all at once when
+     * full.
+     */
+    private String redact(String text, Findings findings, boolean path) {
+        if (clean.contains(text)) {
+            return text;
+        }
+        int before = findings.total();
+        String out = path ? redactor.redactPath(text, findings) : redactor.redactArgument(text, findings);
+        if (out == text && findings.total() == before && text.length() <= CLEAN_TEXT_CHARS) {
+            if (clean.size() >= CLEAN_TEXTS) {
+                clean.clear();
+            }
+            clean.add(text);
+        }
+        return out;
+    }
+
+    private static List<RedactionCount> redactions(Findings findings) {
+        if (findings.total() == 0) {
+            return List.of();
+        }
+        List<RedactionCount> out = new ArrayList<>();
+        for (Findings.Finding f : findings.list()) {
+            out.add(new RedactionCount(f.kind(), f.location(), f.count()));
+        }
+        return List.copyOf(out);
+    }
+
+    private static long count(List<RedactionCount> redactions) {
+        long sum = 0;
+        for (RedactionCount r : redactions) {
+            sum += r.count();
+        }
+        return sum;
     }
 
     /**

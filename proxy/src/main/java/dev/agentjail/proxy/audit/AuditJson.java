@@ -16,7 +16,7 @@ public final class AuditJson {
 
     /** The record as a JSON object followed by {@code \n}; the result is pure JSON text for any field content. */
     public static String toLine(AuditRecord r) {
-        StringBuilder out = new StringBuilder(256);
+        StringBuilder out = new StringBuilder(1024);
         out.append("{\"v\":").append(AuditRecord.SCHEMA_VERSION);
         string(out, "kind", r.kind());
         string(out, "ts", formatTs(r.ts()));
@@ -213,9 +213,27 @@ public final class AuditJson {
         out.append(']');
     }
 
+    /** A second as {@link #TS} formats it, but for its milliseconds: records of the same second share it. */
+    private record Second(long epochSecond, String text) {}
+
+    private static volatile Second lastSecond = new Second(Long.MIN_VALUE, "");
+
     /** RFC 3339 in UTC with exactly three fraction digits, e.g. {@code 2026-11-30T09:44:07.123Z}. */
     static String formatTs(Instant ts) {
-        return TS.format(ts.truncatedTo(ChronoUnit.MILLIS));
+        Second second = lastSecond;
+        if (second.epochSecond() != ts.getEpochSecond()) {
+            second = new Second(ts.getEpochSecond(), TS.format(ts.truncatedTo(ChronoUnit.SECONDS)));
+            lastSecond = second;
+        }
+        String text = second.text();
+        int millis = ts.getNano() / 1_000_000;
+        // "….000Z": the formatter's text of the whole second, its digits of milliseconds replaced.
+        StringBuilder out = new StringBuilder(text.length());
+        out.append(text, 0, text.length() - 4);
+        out.append((char) ('0' + millis / 100))
+                .append((char) ('0' + millis / 10 % 10))
+                .append((char) ('0' + millis % 10));
+        return out.append('Z').toString();
     }
 
     /**
@@ -225,7 +243,23 @@ public final class AuditJson {
      * UTF-8.
      */
     static void escape(StringBuilder out, String value) {
-        for (int i = 0; i < value.length(); i++) {
+        // Nearly every value needs no escape: one scan, then one append of the whole text.
+        int plain = 0;
+        while (plain < value.length()) {
+            char c = value.charAt(plain);
+            if (c == '"'
+                    || c == '\\'
+                    || c < 0x20
+                    || (c >= 0x7f && c <= 0x9f)
+                    || Character.isSurrogate(c)
+                    || c == '\u2028'
+                    || c == '\u2029') {
+                break;
+            }
+            plain++;
+        }
+        out.append(value, 0, plain);
+        for (int i = plain; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c == '"' || c == '\\') {
                 out.append('\\').append(c);

@@ -108,6 +108,43 @@ class AuditJsonTest {
         assertEquals(expected, AuditJson.formatTs(ts), label);
     }
 
+    @Test
+    void timestampsOfInterleavedSecondsAreEachTheFormattersOwn() {
+        // formatTs keeps the last second's text: instants that hop between seconds, years and the epoch's two sides
+        // must each read as the formatter alone would write them.
+        java.time.format.DateTimeFormatter reference = java.time.format.DateTimeFormatter.ofPattern(
+                        "uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
+                .withZone(java.time.ZoneOffset.UTC);
+        java.util.Random random = new java.util.Random(28);
+        long[] seconds = {-1, 0, 1, 1_764_842_400L, 1_764_842_401L, 253_402_300_799L};
+        for (int i = 0; i < 5_000; i++) {
+            long second = i % 3 == 0
+                    ? seconds[random.nextInt(seconds.length)]
+                    : 1_764_842_400L + random.nextInt(3) - random.nextInt(100_000) * (i % 7 == 0 ? 1L : 0L);
+            Instant ts = Instant.ofEpochSecond(second, random.nextInt(1_000_000_000));
+            assertEquals(
+                    reference.format(ts.truncatedTo(java.time.temporal.ChronoUnit.MILLIS)),
+                    AuditJson.formatTs(ts),
+                    ts.toString());
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '\'',
+            value = {
+                "quote after plain text | ab\"cd | ab\\\"cd",
+                "backslash after plain text | ab\\cd | ab\\\\cd",
+                "pair after plain text | ab\uD83D\uDE00 | ab\uD83D\uDE00",
+                "lone surrogate after plain text | ab\uD83Dcd | ab\\ufffdcd",
+                "line separator after plain text | ab\u2028 | ab\\u2028",
+                "C1 control after plain text | ab\u0085 | ab\\u0085",
+            })
+    void escapesWhatFollowsAPlainStart(String label, String input, String expected) {
+        assertEquals(expected, escaped(input), label);
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(
             delimiter = '|',
