@@ -50,7 +50,8 @@ public final class ExitCodes {
                     "bad usage, nothing was done: an unknown option or a bad value; an input file that does not exist"
                             + " or cannot be opened (the same for every command: a policy, an audit log to read, a"
                             + " key); a malformed policy; a project directory that is no project's (the home"
-                            + " directory, /, /tmp, a system directory)"),
+                            + " directory, /, /tmp, a system directory); run: another session running on the project,"
+                            + " inside it or around it"),
             new Row(
                     "3",
                     "the environment lacks something required (a JDK, bwrap, an audit log run or proxy can write, a"

