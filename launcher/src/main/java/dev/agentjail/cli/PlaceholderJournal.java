@@ -14,6 +14,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -93,7 +94,7 @@ final class PlaceholderJournal {
                 FileLock held = lockFile.lock()) {
             for (Found found : journals(dir, err)) {
                 Journal j = found.journal();
-                if (j.alive() && (j.project().startsWith(project) || project.startsWith(j.project()))) {
+                if (j.alive() && overlap(j.project(), project)) {
                     throw new CliException(ExitCodes.USAGE, busy(found, project));
                 }
             }
@@ -104,13 +105,54 @@ final class PlaceholderJournal {
         }
     }
 
+    /**
+     * Whether one project is the other or inside it: by their paths, and by their directories, so that a second path
+     * to the same directory (a bind mount of it elsewhere) is no way around the claim.
+     */
+    static boolean overlap(Path a, Path b) {
+        if (a.startsWith(b) || b.startsWith(a)) {
+            return true;
+        }
+        Object keyA = fileKey(a);
+        Object keyB = fileKey(b);
+        return keyA != null
+                && keyB != null
+                && (upward(a).contains(keyB) || upward(b).contains(keyA));
+    }
+
+    /** The directory and each one above it, by device and inode. */
+    private static List<Object> upward(Path dir) {
+        List<Object> keys = new ArrayList<>();
+        for (Path p = dir; p != null; p = p.getParent()) {
+            Object key = fileKey(p);
+            if (key != null) {
+                keys.add(key);
+            }
+        }
+        return keys;
+    }
+
+    private static Object fileKey(Path dir) {
+        try {
+            return Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     private static String busy(Found found, Path project) {
         Journal j = found.journal();
-        String where = j.project().equals(project)
-                ? "on " + project
-                : j.project().startsWith(project)
-                        ? "on " + j.project() + ", inside " + project
-                        : "on " + j.project() + ", around " + project;
+        Object key = fileKey(project);
+        String where;
+        if (j.project().equals(project)) {
+            where = "on " + project;
+        } else if (key != null && key.equals(fileKey(j.project()))) {
+            where = "on " + j.project() + ", the same directory as " + project;
+        } else if (j.project().startsWith(project) || upward(j.project()).contains(key)) {
+            where = "on " + j.project() + ", inside " + project;
+        } else {
+            where = "on " + j.project() + ", around " + project;
+        }
         String since = j.startMillis() > 0
                 ? ", started "
                         + DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss")

@@ -158,4 +158,20 @@ class PlaceholderJournalTest {
         assertFalse(Files.exists(sessions.resolve("dead.placeholders")));
         assertTrue(Files.exists(claim.file()));
     }
+
+    @Test
+    void aSecondPathToTheSameDirectoryOrOneAroundItIsNoWayAroundTheClaim() throws Exception {
+        // A bind mount makes a second path to a directory; a symbolic link stands in for it here (a path that
+        // toRealPath was not asked to resolve): the claim compares the directories themselves, upward.
+        Path project = project();
+        Path alias = Files.createSymbolicLink(dir.resolve("alias"), project);
+        Files.createDirectories(project.resolve("sub"));
+
+        assertTrue(PlaceholderJournal.overlap(alias, project));
+        assertTrue(PlaceholderJournal.overlap(project.resolve("sub"), alias));
+        assertTrue(PlaceholderJournal.overlap(alias.resolve("sub"), project));
+        assertTrue(PlaceholderJournal.overlap(project, alias.resolve("sub")));
+        assertFalse(PlaceholderJournal.overlap(dir.resolve("proj2"), project));
+        assertFalse(PlaceholderJournal.overlap(Files.createDirectories(dir.resolve("beside")), alias));
+    }
 }
