@@ -228,6 +228,48 @@ class JailActivityTest {
     }
 
     @Test
+    void aSecretIsRedactedEachTimeItComesAndCleanTextsStayCleanPastTheCacheOfThem() {
+        // Texts found clean are not scanned again (JailActivity.redact); one with a secret is never taken as clean,
+        // in an argument, a program's path or its working directory, however often it comes; past the cache's size
+        // (it is emptied when full) clean and secret texts still come out as the catalog makes them.
+        String token = "ghp_" + "c".repeat(36);
+        for (int i = 0; i < JailActivity.CLEAN_TEXTS + 10; i++) {
+            activity.frame(exec(100 + i, "/bin/echo", "echo", "-n", "clean-" + i));
+            if (i % 1_000 == 0) {
+                activity.frame(exec(100 + i, "/bin/" + token, "echo", token, "-n", AuditFrame.RACY));
+                activity.frame(frame(
+                        AuditFrame.EXEC,
+                        AuditFrame.PID,
+                        100 + i,
+                        AuditFrame.PATH,
+                        "/bin/true",
+                        AuditFrame.CWD,
+                        "/home/u/" + token,
+                        AuditFrame.ARG,
+                        "true"));
+            }
+            if (i % 500 == 0) {
+                activity.tick();
+            }
+        }
+        activity.tick();
+
+        List<String> lines = written.stream().map(AuditJson::toLine).toList();
+        assertTrue(lines.stream().noneMatch(l -> l.contains(token)), "a secret reached a record");
+        long redactedStarts = written.stream()
+                .filter(r -> r.exec() != null && !r.redactions().isEmpty())
+                .mapToLong(r -> r.exec().count())
+                .sum();
+        assertEquals(2L * 5, redactedStarts, "every start that held the token says so");
+        assertEquals(3L * 5, activity.redacted(), "the token counted where it came: path, argument, cwd");
+        assertTrue(
+                written.stream()
+                        .filter(r -> r.exec() != null && r.exec().path().equals("/bin/echo"))
+                        .allMatch(r -> r.exec().argv().get(2).startsWith("clean-")),
+                "clean arguments as they came");
+    }
+
+    @Test
     void aFloodOfOneOperationDoesNotFoldAnothersRecords() {
         for (int i = 0; i < 1_100; i++) {
             activity.frame(frame(
