@@ -16,7 +16,7 @@ import java.util.List;
  * backslash as {@code \\}, every other byte as {@code \xNN}; so a file name of any bytes gets a record that tells it
  * apart from every other name, and the record's {@code escaped} says to read it so.
  */
-record AuditFrame(char type, List<Field> fields, boolean escaped) {
+final class AuditFrame {
     static final char HELLO = 'H';
     static final char EXEC = 'E';
     static final char FILE = 'F';
@@ -52,72 +52,161 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
 
     record Field(int tag, byte[] value) {}
 
-    AuditFrame {
-        fields = List.copyOf(fields);
+    /** The highest tag looked up by number; fields of other tags are kept but never looked up. */
+    private static final int TAGS = 32;
+
+    private final char type;
+    private final byte[] data;
+    /** Per field, in order: its tag, and where its value starts in {@link #data} and how long it is. */
+    private final int[] tags;
+
+    private final int[] starts;
+    private final int[] lengths;
+    private final int count;
+    /** The first field of each tag (below {@link #TAGS}), -1 for none. */
+    private final int[] first = new int[TAGS];
+
+    private final boolean escaped;
+
+    private AuditFrame(char type, byte[] data, int[] tags, int[] starts, int[] lengths, int count) {
+        this.type = type;
+        this.data = data;
+        this.tags = tags;
+        this.starts = starts;
+        this.lengths = lengths;
+        this.count = count;
+        java.util.Arrays.fill(first, -1);
+        boolean anyEscaped = false;
+        for (int i = count - 1; i >= 0; i--) {
+            if (tags[i] < TAGS) {
+                first[tags[i]] = i;
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            anyEscaped |= tags[i] != TIME && !isUtf8(data, starts[i], lengths[i]);
+        }
+        this.escaped = anyEscaped;
+    }
+
+    char type() {
+        return type;
+    }
+
+    /** Whether any text of the frame is not UTF-8: then every text of it is {@link #escape}d. */
+    boolean escaped() {
+        return escaped;
+    }
+
+    /** Every field, in order (for tests). */
+    List<Field> fields() {
+        List<Field> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            out.add(new Field(tags[i], java.util.Arrays.copyOfRange(data, starts[i], starts[i] + lengths[i])));
+        }
+        return out;
     }
 
     /** Parses a frame's body (after its length); throws on a field that runs past the end or an unknown type. */
     static AuditFrame parse(ByteBuf body) {
-        if (!body.isReadable()) {
+        byte[] bytes = new byte[body.readableBytes()];
+        body.readBytes(bytes);
+        return parse(bytes);
+    }
+
+    /** {@link #parse(ByteBuf)} of a body already copied out of its buffer (the frame keeps the array). */
+    static AuditFrame parse(byte[] body) {
+        if (body.length == 0) {
             throw new CorruptedFrameException("empty audit frame");
         }
-        char type = (char) body.readUnsignedByte();
+        char type = (char) (body[0] & 0xff);
         if (type != HELLO && type != EXEC && type != FILE && type != UNRECORDED && type != RETRACT) {
             throw new CorruptedFrameException("unknown audit frame type " + (int) type);
         }
-        List<Field> fields = new ArrayList<>();
-        while (body.isReadable()) {
-            if (body.readableBytes() < 3) {
+        // A field takes at least its three-byte header.
+        int most = (body.length - 1) / 3;
+        int[] tags = new int[most];
+        int[] starts = new int[most];
+        int[] lengths = new int[most];
+        int count = 0;
+        int at = 1;
+        while (at < body.length) {
+            if (body.length - at < 3) {
                 throw new CorruptedFrameException("audit frame field header cut short");
             }
-            int tag = body.readUnsignedByte();
-            int length = body.readUnsignedShortLE();
-            if (body.readableBytes() < length) {
+            int tag = body[at] & 0xff;
+            int length = (body[at + 1] & 0xff) | (body[at + 2] & 0xff) << 8;
+            if (body.length - at - 3 < length) {
                 throw new CorruptedFrameException("audit frame field " + tag + " runs past the frame");
             }
-            byte[] value = new byte[length];
-            body.readBytes(value);
-            fields.add(new Field(tag, value));
+            tags[count] = tag;
+            starts[count] = at + 3;
+            lengths[count] = length;
+            count++;
+            at += 3 + length;
         }
-        boolean escaped = false;
-        for (Field f : fields) {
-            escaped |= f.tag() != TIME && !isUtf8(f.value());
-        }
-        return new AuditFrame(type, fields, escaped);
+        return new AuditFrame(type, body, tags, starts, lengths, count);
     }
 
     /**
      * A frame's bytes but its time, and the time: two exec or file frames of one identity make the same record but
      * for its time, so a repeat is counted without parsing, decoding or redacting it again ({@link
      * JailActivity#frame(ByteBuf)}). Null for another type, a frame that does not parse, or a time that is not
-     * ASCII (which {@link #number} might still read) or
-     * comes twice.
+     * ASCII (which {@link #number} might still read) or comes twice.
      */
-    record Identity(ByteBuffer bytes, long time) {}
+    record Identity(Key bytes, long time) {}
+
+    /** Bytes compared by content, with their hash computed once. */
+    static final class Key {
+        private final byte[] bytes;
+        private final int hash;
+
+        Key(byte[] bytes) {
+            this.bytes = bytes;
+            this.hash = java.util.Arrays.hashCode(bytes);
+        }
+
+        int length() {
+            return bytes.length;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.hash == hash && java.util.Arrays.equals(k.bytes, bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
 
     static Identity identity(ByteBuf body) {
-        int start = body.readerIndex();
-        int end = body.writerIndex();
-        if (start >= end) {
+        byte[] bytes = new byte[body.readableBytes()];
+        body.getBytes(body.readerIndex(), bytes);
+        return identity(bytes);
+    }
+
+    static Identity identity(byte[] body) {
+        int end = body.length;
+        if (end == 0) {
             return null;
         }
-        byte type = body.getByte(start);
+        byte type = body[0];
         if (type != EXEC && type != FILE) {
             return null;
         }
-        byte[] out = new byte[end - start];
+        byte[] out = new byte[end];
         int length = 0;
         long time = -1;
         boolean timed = false;
-        int at = start;
+        int at = 1;
         out[length++] = type;
-        at++;
         while (at < end) {
             if (end - at < 3) {
                 return null;
             }
-            int tag = body.getUnsignedByte(at);
-            int size = body.getUnsignedShortLE(at + 1);
+            int tag = body[at] & 0xff;
+            int size = (body[at + 1] & 0xff) | (body[at + 2] & 0xff) << 8;
             if (end - at - 3 < size) {
                 return null;
             }
@@ -130,33 +219,34 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
                 time = value;
                 timed = true;
             } else {
-                body.getBytes(at, out, length, 3 + size);
+                System.arraycopy(body, at, out, length, 3 + size);
                 length += 3 + size;
             }
             at += 3 + size;
         }
-        return new Identity(ByteBuffer.wrap(out, 0, length), time);
+        return new Identity(new Key(java.util.Arrays.copyOf(out, length)), time);
     }
 
     /** As {@link #number} reads an ASCII field (-1 when it is no number); Long.MIN_VALUE when a byte is not ASCII. */
-    private static long asciiNumber(ByteBuf body, int at, int size) {
-        byte[] digits = new byte[size];
-        body.getBytes(at, digits);
-        for (byte b : digits) {
-            if (b < 0) {
+    private static long asciiNumber(byte[] body, int at, int size) {
+        for (int i = at; i < at + size; i++) {
+            if (body[i] < 0) {
                 return Long.MIN_VALUE;
             }
         }
         try {
-            return Long.parseLong(new String(digits, StandardCharsets.US_ASCII));
+            return Long.parseLong(new String(body, at, size, StandardCharsets.US_ASCII));
         } catch (NumberFormatException e) {
             return -1;
         }
     }
 
     boolean has(int tag) {
-        for (Field f : fields) {
-            if (f.tag() == tag) {
+        if (tag >= 0 && tag < TAGS) {
+            return first[tag] >= 0;
+        }
+        for (int i = 0; i < count; i++) {
+            if (tags[i] == tag) {
                 return true;
             }
         }
@@ -165,20 +255,36 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
 
     /** The first field of {@code tag} as text; null when absent. */
     String text(int tag) {
-        for (Field f : fields) {
-            if (f.tag() == tag) {
-                return escaped ? escape(f.value()) : decode(f.value());
+        int i = index(tag);
+        return i < 0 ? null : fieldText(i);
+    }
+
+    private int index(int tag) {
+        if (tag >= 0 && tag < TAGS) {
+            return first[tag];
+        }
+        for (int i = 0; i < count; i++) {
+            if (tags[i] == tag) {
+                return i;
             }
         }
-        return null;
+        return -1;
+    }
+
+    /** UTF-8 text as it is; bytes that are not UTF-8 mark the whole frame {@link #escaped()} instead. */
+    private String fieldText(int i) {
+        return escaped
+                ? escape(data, starts[i], lengths[i])
+                : new String(data, starts[i], lengths[i], StandardCharsets.UTF_8);
     }
 
     /** Every field of {@code tag}, in order, as text. */
     List<String> texts(int tag) {
         List<String> out = new ArrayList<>();
-        for (Field f : fields) {
-            if (f.tag() == tag) {
-                out.add(escaped ? escape(f.value()) : decode(f.value()));
+        int from = Math.max(0, index(tag));
+        for (int i = from; i < count; i++) {
+            if (tags[i] == tag) {
+                out.add(fieldText(i));
             }
         }
         return out;
@@ -197,11 +303,11 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
         }
     }
 
-    private static boolean isUtf8(byte[] bytes) {
+    private static boolean isUtf8(byte[] data, int start, int length) {
         // Nearly every path and argument is ASCII: no decoder for those, on a path every frame takes.
         boolean ascii = true;
-        for (byte b : bytes) {
-            ascii &= b >= 0;
+        for (int i = start; i < start + length; i++) {
+            ascii &= data[i] >= 0;
         }
         if (ascii) {
             return true;
@@ -211,29 +317,30 @@ record AuditFrame(char type, List<Field> fields, boolean escaped) {
                     .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes));
+                    .decode(ByteBuffer.wrap(data, start, length));
             return true;
         } catch (CharacterCodingException e) {
             return false;
         }
     }
 
-    /** UTF-8 text as it is; bytes that are not UTF-8 mark the whole frame {@link #escaped()} instead. */
-    static String decode(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
     /** Byte by byte: printable ASCII as is, {@code \} as {@code \\}, any other byte as {@code \xNN}. */
     static String escape(byte[] bytes) {
-        StringBuilder out = new StringBuilder(bytes.length * 2);
-        for (byte b : bytes) {
-            int v = b & 0xff;
+        return escape(bytes, 0, bytes.length);
+    }
+
+    private static final char[] HEX_DIGITS = "0123456789abcdef".toCharArray();
+
+    private static String escape(byte[] bytes, int start, int length) {
+        StringBuilder out = new StringBuilder(length * 2);
+        for (int i = start; i < start + length; i++) {
+            int v = bytes[i] & 0xff;
             if (v == '\\') {
                 out.append("\\\\");
             } else if (v >= 0x20 && v < 0x7f) {
                 out.append((char) v);
             } else {
-                out.append(String.format("\\x%02x", v));
+                out.append('\\').append('x').append(HEX_DIGITS[v >> 4]).append(HEX_DIGITS[v & 0xf]);
             }
         }
         return out.toString();

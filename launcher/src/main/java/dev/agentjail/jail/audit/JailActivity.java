@@ -82,7 +82,7 @@ final class JailActivity {
 
     private final Map<String, Fold> folds = new LinkedHashMap<>();
     private final Map<String, Integer> pathsInDirectory = new HashMap<>();
-    private final Map<ByteBuffer, Repeat> repeats = new HashMap<>();
+    private final Map<AuditFrame.Key, Repeat> repeats = new HashMap<>();
     /** Where the last frame's event was counted (set by {@link #counted}), for {@link #frame(ByteBuf)}. */
     private Repeat last;
 
@@ -129,7 +129,10 @@ final class JailActivity {
      * the same records and counts (JailActivityTest holds them to that).
      */
     void frame(ByteBuf body) {
-        AuditFrame.Identity identity = AuditFrame.identity(body);
+        // One copy out of the buffer, for both: the identity and, when it is no repeat, the parse.
+        byte[] bytes = new byte[body.readableBytes()];
+        body.readBytes(bytes);
+        AuditFrame.Identity identity = AuditFrame.identity(bytes);
         if (identity != null) {
             Repeat repeat = repeats.get(identity.bytes());
             if (repeat != null) {
@@ -138,14 +141,14 @@ final class JailActivity {
                 return;
             }
         }
-        AuditFrame frame = AuditFrame.parse(body);
+        AuditFrame frame = AuditFrame.parse(bytes);
         last = null;
         frame(frame);
         previous = frame.type() == AuditFrame.RETRACT ? null : last;
         if (identity != null
                 && last != null
                 && repeats.size() < KEYS_PER_WINDOW
-                && afford(identity.bytes().remaining())) {
+                && afford(identity.bytes().length())) {
             repeats.put(identity.bytes(), last);
         }
     }
