@@ -181,13 +181,15 @@ final class PlaceholderJournal {
 
     private static void replace(Claim claim, List<ProtectedPath> placeholders) throws IOException {
         Path temporary = claim.file().resolveSibling("." + claim.session() + ".tmp");
+        Files.deleteIfExists(temporary);
+        Files.createFile(temporary, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(
                 temporary,
                 text(claim.project(), placeholders),
                 StandardCharsets.UTF_8,
-                StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE);
+                StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
         Files.move(temporary, claim.file(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

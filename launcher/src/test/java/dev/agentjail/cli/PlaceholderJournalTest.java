@@ -135,6 +135,9 @@ class PlaceholderJournalTest {
                 CliException.class,
                 () -> PlaceholderJournal.claim(sessions, "s3", project, new PrintWriter(new StringWriter())));
         assertTrue(Files.readString(claim.file()).contains("file " + hex(".mcp.json")));
+        assertEquals(
+                "rw-------",
+                java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(claim.file())));
         PlaceholderJournal.release(claim);
         assertFalse(Files.exists(claim.file()));
         PlaceholderJournal.release(
