@@ -27,6 +27,19 @@ final class CountingAuditSink implements AuditSink {
     }
 
     @Override
+    public void appendAll(java.util.List<AuditRecord> records) throws AuditUnavailableException {
+        delegate.appendAll(records);
+        for (AuditRecord record : records) {
+            if (AuditRecord.KIND_REQUEST.equals(record.kind())) {
+                requests.incrementAndGet();
+                if (AuditRecord.DENY.equals(record.decision())) {
+                    denials.incrementAndGet();
+                }
+            }
+        }
+    }
+
+    @Override
     public boolean healthy() {
         return delegate.healthy();
     }

@@ -303,6 +303,7 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
+            flush();
             if (readFrames && ctx.channel() == link && !finishing) {
                 readFrames = false;
                 Channel ch = ctx.channel();
@@ -354,6 +355,7 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
         failure = error;
         boolean closed = settings.failClosed() || notifier == null;
         activity.gap(reason, 0, true, error, Instant.now());
+        flush();
         if (closed) {
             err.println("agentjail: the exec and file audit failed (" + error + "); stopping the jail, as"
                     + " audit.failure is closed");
@@ -375,13 +377,34 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
         } catch (RuntimeException e) {
             sinkFailed(e);
         }
+        flush();
     }
 
+    /**
+     * Records wait here until the frames read together are all taken, then go to the log in one append ({@link
+     * #flush}): at the end of each read, of each window and of a failure's record, and every {@link #BATCH} records.
+     */
+    private final List<AuditRecord> batch = new ArrayList<>();
+
+    static final int BATCH = 256;
+
     private void write(AuditRecord record) {
+        batch.add(record);
+        if (batch.size() >= BATCH) {
+            flush();
+        }
+    }
+
+    private void flush() {
+        if (batch.isEmpty()) {
+            return;
+        }
         try {
-            sink.append(record);
-        } catch (AuditUnavailableException e) {
+            sink.appendAll(batch);
+        } catch (AuditUnavailableException | RuntimeException e) {
             sinkFailed(e);
+        } finally {
+            batch.clear();
         }
     }
 

@@ -14,6 +14,18 @@ public interface AuditSink extends AutoCloseable {
      */
     void append(AuditRecord record) throws AuditUnavailableException;
 
+    /**
+     * Stores {@code records} in order before returning, as {@link #append} would one by one; a sink may write them
+     * together. On a failure, the records before the one that failed may be stored.
+     *
+     * @throws AuditUnavailableException if a record could not be stored
+     */
+    default void appendAll(java.util.List<AuditRecord> records) throws AuditUnavailableException {
+        for (AuditRecord record : records) {
+            append(record);
+        }
+    }
+
     /** Whether the last attempt to store a record succeeded; the operator's health signal. */
     boolean healthy();
 

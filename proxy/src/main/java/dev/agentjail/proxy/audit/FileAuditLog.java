@@ -17,6 +17,8 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -278,6 +280,33 @@ public final class FileAuditLog implements AuditSink {
         }
     }
 
+    /**
+     * Appends {@code records} in order, chained as single appends would be, in one write: a batch of the jail's exec
+     * and file records costs one lock and one {@code write(2)} instead of one each.
+     */
+    @Override
+    public void appendAll(List<AuditRecord> records) throws AuditUnavailableException {
+        if (records.isEmpty()) {
+            return;
+        }
+        List<byte[]> lines = new ArrayList<>(records.size());
+        for (AuditRecord record : records) {
+            lines.add(AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8));
+        }
+        lock.lock();
+        try {
+            if (closed) {
+                throw new AuditUnavailableException("audit log " + name + " is closed");
+            }
+            if (syncFailed) {
+                retrySync();
+            }
+            write(lines);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public boolean healthy() {
         return !closed && !writeFailed && !syncFailed;
@@ -328,6 +357,11 @@ public final class FileAuditLog implements AuditSink {
 
     /** Chains and writes the whole line before returning; called with the lock held. */
     private void write(byte[] json) throws AuditUnavailableException {
+        write(List.of(json));
+    }
+
+    /** Chains and writes the whole lines, in order, before returning; called with the lock held. */
+    private void write(List<byte[]> jsons) throws AuditUnavailableException {
         ByteBuffer buffer = null;
         long now = System.nanoTime();
         if (lease != null && checkDue) {
@@ -352,15 +386,27 @@ public final class FileAuditLog implements AuditSink {
             }
             Position at = position;
             ChainTail tail = at.tail();
-            byte[] line = encoder.encode(json, tail.nextSeq(), tail.prevHash(), tail.torn());
+            long seq = tail.nextSeq();
+            byte[] prevHash = tail.prevHash();
+            boolean torn = tail.torn();
+            byte[] line;
+            if (jsons.size() == 1) {
+                line = encoder.encode(jsons.get(0), seq++, prevHash, torn);
+                prevHash = encoder.lineHash().clone();
+            } else {
+                java.io.ByteArrayOutputStream lines = new java.io.ByteArrayOutputStream(1024 * jsons.size());
+                for (byte[] json : jsons) {
+                    lines.writeBytes(encoder.encode(json, seq++, prevHash, torn));
+                    prevHash = encoder.lineHash().clone();
+                    torn = false;
+                }
+                line = lines.toByteArray();
+            }
             buffer = ByteBuffer.wrap(line);
             while (buffer.hasRemaining()) {
                 storage.write(buffer);
             }
-            position = new Position(
-                    at.fileKey(),
-                    at.size() + line.length,
-                    new ChainTail(tail.nextSeq() + 1, encoder.lineHash().clone(), false));
+            position = new Position(at.fileKey(), at.size() + line.length, new ChainTail(seq, prevHash, false));
         } catch (IOException e) {
             // Whatever reached the file (perhaps a fragment of the line) is read back before the next write.
             position = null;

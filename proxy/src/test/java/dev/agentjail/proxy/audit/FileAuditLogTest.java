@@ -356,6 +356,49 @@ class FileAuditLogTest {
     }
 
     @Test
+    void aBatchIsChainedAsSingleAppendsAndATornOneIsTerminatedBeforeTheNext() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Controls controls = new Controls();
+        try (FileAuditLog log = switched(file, controls, Duration.ofHours(1))) {
+            log.append(record("s", "/one"));
+            log.appendAll(List.of(record("s", "/two"), record("s", "/three"), record("s", "/four")));
+            log.appendAll(List.of());
+            log.append(record("s", "/five"));
+            controls.tearWrites = true;
+            // Half of three lines reach the file: the first whole, the second in part.
+            assertThrows(
+                    AuditUnavailableException.class,
+                    () -> log.appendAll(List.of(record("s", "/torn-a"), record("s", "/torn-b"), record("s", "/c"))));
+            controls.tearWrites = false;
+            log.appendAll(List.of(record("s", "/six"), record("s", "/seven")));
+        }
+
+        List<String> lines = lines(file);
+        List<Object> paths = lines.stream()
+                .map(l -> {
+                    try {
+                        return MiniJson.parseObject(l).get("path");
+                    } catch (IllegalArgumentException torn) {
+                        return "torn";
+                    }
+                })
+                .toList();
+        assertEquals(List.of("/one", "/two", "/three", "/four", "/five", "/torn-a", "torn", "/six", "/seven"), paths);
+        long seq = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            if (paths.get(i).equals("torn")) {
+                continue;
+            }
+            Map<String, Object> line = MiniJson.parseObject(lines.get(i));
+            assertEquals(new BigDecimal(++seq), line.get("seq"), lines.get(i));
+            if (i > 0) {
+                assertEquals(Sha256.hex(lines.get(i - 1)), line.get("prev_hash"), "each line links to the one before");
+            }
+        }
+        assertIntact(file, 8);
+    }
+
+    @Test
     void interruptedWriterDoesNotBreakTheLogForEveryoneElse() throws Exception {
         Path file = dir.resolve("audit.jsonl");
         try (FileAuditLog log = FileAuditLog.open(file, Duration.ofHours(1))) {
