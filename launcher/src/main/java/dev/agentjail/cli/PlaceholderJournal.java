@@ -63,9 +63,41 @@ final class PlaceholderJournal {
     }
 
     /** A live session's claim on its project: its journal, rewritten once the placeholders are known. */
-    record Claim(Path file, String session, Path project) {}
+    /**
+     * A live session's claim: its journal, and what the journal says now (rewritten whole each time). Used by the
+     * session's own thread only.
+     */
+    static final class Claim {
+        private final Path file;
+        private final String session;
+        private final Path project;
+        private List<ProtectedPath> placeholders = List.of();
+        private Path home;
+        private List<ProtectedPath> homePlaceholders = List.of();
+
+        Claim(Path file, String session, Path project) {
+            this.file = file;
+            this.session = session;
+            this.project = project;
+        }
+
+        Path file() {
+            return file;
+        }
+
+        String session() {
+            return session;
+        }
+
+        Path project() {
+            return project;
+        }
+    }
 
     private static final String LOCK = "claims.lock";
+
+    /** A journal names a few dozen paths: anything much larger is none (and is not read whole). */
+    static final long MAX_JOURNAL_BYTES = 1 << 20;
 
     /**
      * Claims {@code project} for session {@code id}: under the sessions directory's lock, removes what dead sessions
@@ -100,7 +132,7 @@ final class PlaceholderJournal {
             }
             sweep(dir, project, err);
             Claim claim = new Claim(dir.resolve(id + SUFFIX), id, project);
-            replace(claim, List.of());
+            replace(claim);
             return claim;
         }
     }
@@ -167,7 +199,84 @@ final class PlaceholderJournal {
 
     /** Notes the placeholders bwrap is about to make for the claiming session, replacing its journal whole. */
     static void note(Claim claim, List<ProtectedPath> placeholders) throws IOException {
-        replace(claim, placeholders);
+        claim.placeholders = List.copyOf(placeholders);
+        replace(claim);
+    }
+
+    /**
+     * The placeholders of read-only files in home directories bound writable ({@code ~/.claude/settings.json}), which,
+     * unlike a project's, sessions of other projects share: decided by {@code decide} and noted in the claim's journal
+     * under the sessions directory's lock. {@code decide} is given the home files that any journal lists as a
+     * placeholder: an empty file there is another session's placeholder (or a dead one's), which this session takes as
+     * its own placeholder too instead of as the user's file, so that it is in this journal as well; and a placeholder
+     * goes only when the last live session that lists it ends ({@link #releaseHome}). Otherwise the end of the session
+     * that made it would take the mount off the other session's jail, whose agent could then write the file on the
+     * host.
+     */
+    static List<ProtectedPath> holdHome(
+            Claim claim,
+            Path dir,
+            Path home,
+            java.util.function.Function<java.util.Set<Path>, List<ProtectedPath>> decide)
+            throws IOException {
+        try (FileChannel lockFile = lockFile(dir);
+                FileLock held = lockFile.lock()) {
+            java.util.Set<Path> listed = new java.util.HashSet<>();
+            for (Found found : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
+                if (!found.file().equals(claim.file())) {
+                    listed.addAll(found.journal().homeFiles());
+                }
+            }
+            List<ProtectedPath> placeholders = List.copyOf(decide.apply(listed));
+            claim.home = home;
+            claim.homePlaceholders = placeholders;
+            replace(claim);
+            return placeholders;
+        }
+    }
+
+    /**
+     * Removes the claim's home placeholders that no other live session lists, as {@code remove} removes them (only
+     * while empty), under the sessions directory's lock, and notes that they are gone.
+     */
+    static Released releaseHome(Claim claim, Path dir, PrintWriter err) throws IOException {
+        if (claim.homePlaceholders.isEmpty()) {
+            return new Released(List.of(), java.util.Set.of());
+        }
+        try (FileChannel lockFile = lockFile(dir);
+                FileLock held = lockFile.lock()) {
+            java.util.Set<Path> inUse = new java.util.HashSet<>();
+            for (Found found : journals(dir, err)) {
+                if (!found.file().equals(claim.file()) && found.journal().alive()) {
+                    inUse.addAll(found.journal().homeFiles());
+                }
+            }
+            List<ProtectedPath> mine = claim.homePlaceholders.stream()
+                    .filter(p -> !inUse.contains(claim.home.resolve(p.relative())))
+                    .toList();
+            java.util.Set<Path> shared = new java.util.HashSet<>();
+            for (ProtectedPath p : claim.homePlaceholders) {
+                if (inUse.contains(claim.home.resolve(p.relative()))) {
+                    shared.add(claim.home.resolve(p.relative()));
+                }
+            }
+            List<Path> kept = Placeholders.remove(claim.home, mine);
+            claim.homePlaceholders = List.of();
+            replace(claim);
+            return new Released(kept, java.util.Set.copyOf(shared));
+        }
+    }
+
+    /**
+     * What {@link #releaseHome} left: placeholders no longer empty, and those another live session still has (the
+     * end-of-session review must not take those for the agent's new files).
+     */
+    record Released(List<Path> kept, java.util.Set<Path> shared) {}
+
+    private static FileChannel lockFile(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        return FileChannel.open(
+                dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Ends a claim once its session has removed its placeholders itself. */
@@ -179,13 +288,13 @@ final class PlaceholderJournal {
         }
     }
 
-    private static void replace(Claim claim, List<ProtectedPath> placeholders) throws IOException {
+    private static void replace(Claim claim) throws IOException {
         Path temporary = claim.file().resolveSibling("." + claim.session() + ".tmp");
         Files.deleteIfExists(temporary);
         Files.createFile(temporary, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(
                 temporary,
-                text(claim.project(), placeholders),
+                text(claim),
                 StandardCharsets.UTF_8,
                 StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE,
@@ -193,7 +302,9 @@ final class PlaceholderJournal {
         Files.move(temporary, claim.file(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    private static String text(Path project, List<ProtectedPath> placeholders) {
+    private static String text(Claim claim) {
+        Path project = claim.project();
+        List<ProtectedPath> placeholders = claim.placeholders;
         ProcessHandle self = ProcessHandle.current();
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         text.append("pid ")
@@ -206,6 +317,12 @@ final class PlaceholderJournal {
             text.append(p.state() == ProtectedPath.State.MISSING_DIR ? "dir " : "file ")
                     .append(hex(p.relative().toString()))
                     .append('\n');
+        }
+        if (!claim.homePlaceholders.isEmpty()) {
+            text.append("home ").append(hex(claim.home.toString())).append('\n');
+            for (ProtectedPath p : claim.homePlaceholders) {
+                text.append("home-file ").append(hex(p.relative().toString())).append('\n');
+            }
         }
         return text.toString();
     }
@@ -223,7 +340,20 @@ final class PlaceholderJournal {
             }
             String session = found.session();
             try {
-                List<Path> kept = Placeholders.remove(project, j.placeholders());
+                List<Path> kept = new ArrayList<>(Placeholders.remove(project, j.placeholders()));
+                if (j.home() != null) {
+                    java.util.Set<Path> inUse = new java.util.HashSet<>();
+                    for (Found other : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
+                        if (!other.file().equals(journal) && other.journal().alive()) {
+                            inUse.addAll(other.journal().homeFiles());
+                        }
+                    }
+                    kept.addAll(Placeholders.remove(
+                            j.home(),
+                            j.homePlaceholders().stream()
+                                    .filter(p -> !inUse.contains(j.home().resolve(p.relative())))
+                                    .toList()));
+                }
                 for (Path k : kept) {
                     err.println("agentjail: kept " + k + ": a placeholder of session " + session + ", no longer empty");
                 }
@@ -256,6 +386,11 @@ final class PlaceholderJournal {
         }
         for (Path file : files) {
             try {
+                java.nio.file.attribute.BasicFileAttributes attributes = Files.readAttributes(
+                        file, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                if (!attributes.isRegularFile() || attributes.size() > MAX_JOURNAL_BYTES) {
+                    throw new IllegalArgumentException("not a regular file of at most " + MAX_JOURNAL_BYTES + " bytes");
+                }
                 String name = file.getFileName().toString();
                 out.add(new Found(file, name.substring(0, name.length() - SUFFIX.length()), read(file)));
             } catch (IOException | IllegalArgumentException e) {
@@ -265,7 +400,22 @@ final class PlaceholderJournal {
         return out;
     }
 
-    private record Journal(long pid, long startMillis, Path project, List<ProtectedPath> placeholders) {
+    private record Journal(
+            long pid,
+            long startMillis,
+            Path project,
+            List<ProtectedPath> placeholders,
+            Path home,
+            List<ProtectedPath> homePlaceholders) {
+        /** The home placeholders, as absolute paths. */
+        List<Path> homeFiles() {
+            return home == null
+                    ? List.of()
+                    : homePlaceholders.stream()
+                            .map(p -> home.resolve(p.relative()))
+                            .toList();
+        }
+
         /** Whether the launcher that wrote it still runs: the same pid, started at the same time. */
         boolean alive() {
             return ProcessHandle.of(pid)
@@ -286,21 +436,38 @@ final class PlaceholderJournal {
         }
         Path project = Path.of(text(lines.get(2).substring("project ".length())));
         List<ProtectedPath> placeholders = new ArrayList<>();
+        List<ProtectedPath> homePlaceholders = new ArrayList<>();
+        Path home = null;
         for (String line : lines.subList(3, lines.size())) {
             int space = line.indexOf(' ');
             String kind = space < 0 ? line : line.substring(0, space);
+            if (kind.equals("home")) {
+                home = Path.of(text(line.substring(space + 1)));
+                if (!home.isAbsolute()) {
+                    throw new IllegalArgumentException("a relative home");
+                }
+                continue;
+            }
             ProtectedPath.State state = switch (kind) {
-                case "file" -> ProtectedPath.State.MISSING_FILE;
+                case "file", "home-file" -> ProtectedPath.State.MISSING_FILE;
                 case "dir" -> ProtectedPath.State.MISSING_DIR;
                 default -> throw new IllegalArgumentException("unknown entry " + kind);
             };
             Path relative = Path.of(text(line.substring(space + 1)));
             if (relative.isAbsolute() || relative.normalize().startsWith("..")) {
-                throw new IllegalArgumentException("a placeholder outside its project");
+                throw new IllegalArgumentException("a placeholder outside its directory");
             }
-            placeholders.add(new ProtectedPath(relative, state, Optional.empty()));
+            if (kind.equals("home-file")) {
+                if (home == null) {
+                    throw new IllegalArgumentException("a home file before its home");
+                }
+                homePlaceholders.add(new ProtectedPath(relative, state, Optional.empty()));
+            } else {
+                placeholders.add(new ProtectedPath(relative, state, Optional.empty()));
+            }
         }
-        return new Journal(Long.parseLong(pid[1]), Long.parseLong(pid[2]), project, placeholders);
+        return new Journal(
+                Long.parseLong(pid[1]), Long.parseLong(pid[2]), project, placeholders, home, homePlaceholders);
     }
 
     private static String hex(String text) {

@@ -77,6 +77,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -407,7 +408,12 @@ final class Session {
                     hostUser.map(HostUser::uid).orElseGet(Uids::current),
                     hostUser.map(HostUser::gid).orElseGet(Uids::currentGid));
             BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
-            homePlaceholders = homePlaceholders(policy, jailHome, resolved.homeEntries());
+            // Under the sessions' lock, with the home placeholders other sessions have made (see holdHome).
+            homePlaceholders = PlaceholderJournal.holdHome(
+                    claim,
+                    PlaceholderJournal.dir(hostEnv),
+                    jailHome,
+                    shared -> homePlaceholders(policy, jailHome, resolved.homeEntries(), shared));
             List<HomeEntry> homeEntries = new ArrayList<>(resolved.homeEntries());
             for (ProtectedPath placeholder : homePlaceholders) {
                 homeEntries.add(new HomeEntry(
@@ -620,7 +626,17 @@ final class Session {
             } catch (IOException e) {
                 // The next session's sweep finds nothing left to remove.
             }
-            removePlaceholders(jailHome, homePlaceholders);
+            Set<Path> sharedPlaceholders = Set.of();
+            try {
+                PlaceholderJournal.Released released =
+                        PlaceholderJournal.releaseHome(claim, PlaceholderJournal.dir(hostEnv), err);
+                for (Path kept : released.kept()) {
+                    err.println("agentjail: kept " + kept + ": it was made for the session and is no longer empty");
+                }
+                sharedPlaceholders = released.shared();
+            } catch (IOException e) {
+                err.println("agentjail: cannot remove placeholders: " + IoErrors.describe(e));
+            }
             if (modes != null) {
                 List<Path> opened = modes.restore();
                 opened.stream()
@@ -639,7 +655,7 @@ final class Session {
             List<String> findings = new ArrayList<>(liveMoves);
             findings.addAll(stageFindings);
             if (surfaces != null) {
-                findings.addAll(reviewSurfaces(review, surfaces));
+                findings.addAll(reviewSurfaces(review, surfaces, sharedPlaceholders));
             }
             StartupTrace.mark("jail exited");
             ExecFileAudit.Activity activity = null;
@@ -849,10 +865,11 @@ final class Session {
      * Moves what the agent wrote that the host would run (a new nested repository, .envrc, hook or agent settings) into
      * the quarantine, and names each on stderr.
      */
-    private List<String> reviewSurfaces(SurfaceReview review, SurfaceReview.Snapshot surfaces) {
+    private List<String> reviewSurfaces(
+            SurfaceReview review, SurfaceReview.Snapshot surfaces, Set<Path> sharedPlaceholders) {
         try {
             List<SurfaceReview.Finding> findings =
-                    review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id);
+                    review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id, sharedPlaceholders);
             // Paths come from the agent: printed with their control characters escaped, as the log's are.
             findings.stream()
                     .limit(MAX_RECORDED_FINDINGS)
@@ -940,9 +957,10 @@ final class Session {
      * The policy's read-only home files that do not exist yet but lie in a directory it binds writable (a preset's
      * {@code ~/.claude/settings.json} inside {@code ~/.claude}): the agent could create them, and the agent outside the
      * jail runs the hooks and commands they name. Each gets a read-only placeholder, made on the host by bwrap and
-     * removed afterwards while it is still empty.
+     * removed afterwards while it is still empty. An empty file that is another session's placeholder ({@code
+     * shared}, absolute paths) is this session's placeholder too: see {@link PlaceholderJournal#holdHome}.
      */
-    static List<ProtectedPath> homePlaceholders(Policy policy, Path home, List<HomeEntry> bound) {
+    static List<ProtectedPath> homePlaceholders(Policy policy, Path home, List<HomeEntry> bound, Set<Path> shared) {
         List<ProtectedPath> placeholders = new ArrayList<>();
         for (HostPath p : policy.filesystem().read()) {
             if (p.anchor() != HostPath.Anchor.HOME) {
@@ -960,6 +978,13 @@ final class Session {
                     && Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)
                     && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
                 placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
+            } else if (inWritable && shared.contains(file) && emptyFile(file)) {
+                try {
+                    ProtectedPaths.refuseLinked(home, file);
+                } catch (IOException e) {
+                    throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
+                }
+                placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
             } else if (inWritable) {
                 // Another name for it in the writable directory would change it from inside, read-only bind or not.
                 try {
@@ -970,6 +995,16 @@ final class Session {
             }
         }
         return List.copyOf(placeholders);
+    }
+
+    private static boolean emptyFile(Path file) {
+        try {
+            var attributes = Files.readAttributes(
+                    file, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return attributes.isRegularFile() && attributes.size() == 0;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**

@@ -226,6 +226,50 @@ class ProtectedPathsTest {
         assertEquals("ran", after.probes().get("after"), after::describe);
     }
 
+    @Test
+    void aHomePlaceholderOfTwoSessionsOnTwoProjectsStaysUntilTheLastOneEnds() throws Exception {
+        // Found by attack: two Claude Code sessions on two projects. A made the placeholder of the missing
+        // ~/.claude/settings.json, B bound it read-only as the user's file, A's end removed it (its review also took
+        // it for new), the kernel took B's mount off, and B's agent wrote hooks into the host's settings.
+        AgentjailRun.requireBwrap();
+        AgentjailRun first = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Path home = first.home();
+        Files.createDirectories(home.resolve(".claude"));
+        Path settings = home.resolve(".claude/settings.json");
+        Path other = Files.createDirectories(dir.resolve("other"));
+        ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
+        CompletableFuture<AgentjailRun.Outcome> a = CompletableFuture.supplyAsync(() -> first.bash("""
+                        touch a-started
+                        i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+                        """), threads);
+        awaitFile(first.project().resolve("a-started"), a);
+        CompletableFuture<AgentjailRun.Outcome> b = CompletableFuture.supplyAsync(
+                () -> AgentjailRun.in(dir)
+                        .options("--preset", "claude-code")
+                        .project(other)
+                        .bash("""
+                        touch b-started
+                        i=0; while [ ! -e ~/.claude/a-done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+                        echo '{"hooks":{}}' > ~/.claude/settings.json 2>/dev/null; echo "settings=$?"
+                        """),
+                threads);
+        awaitFile(other.resolve("b-started"), b);
+        assertTrue(Files.isRegularFile(settings), "the placeholder is there while both run");
+        Files.createFile(first.project().resolve("go"));
+        AgentjailRun.Outcome aDone = a.get(60, TimeUnit.SECONDS);
+        boolean keptForB = Files.isRegularFile(settings) && Files.size(settings) == 0;
+        Files.createFile(home.resolve(".claude/a-done"));
+        AgentjailRun.Outcome bDone = b.get(60, TimeUnit.SECONDS);
+        threads.shutdown();
+
+        assertEquals(0, aDone.exitCode(), aDone::describe);
+        assertFalse(aDone.err().contains("quarantined"), aDone::describe);
+        assertTrue(keptForB, "A's end left the placeholder B's jail mounts over");
+        assertEquals(0, bDone.exitCode(), bDone::describe);
+        assertNotEquals("0", bDone.probe("settings"), bDone::describe);
+        assertFalse(Files.exists(settings, java.nio.file.LinkOption.NOFOLLOW_LINKS), "the last session removed it");
+    }
+
     /** Waits (bounded) for {@code file}, or for {@code session} to end without making it. */
     private static void awaitFile(Path file, CompletableFuture<?> session) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
