@@ -284,7 +284,7 @@ final class JailActivity {
         if (!missing && !refused) {
             programs++;
         }
-        Findings findings = new Findings();
+        Found findings = new Found();
         String rawPath = PathView.absolute(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
         String path = redact(rawPath, findings, true);
         List<String> rawArgv = frame.texts(AuditFrame.ARG);
@@ -321,7 +321,7 @@ final class JailActivity {
                 1,
                 missing,
                 frame.escaped());
-        List<RedactionCount> redactions = redactions(findings);
+        List<RedactionCount> redactions = findings.list();
         long found = count(redactions);
         redacted += found;
         Instant ts = time(frame);
@@ -375,7 +375,7 @@ final class JailActivity {
             return;
         }
         // A file may be named after a secret (a key's file name, a token in a cache path): paths are redacted too.
-        Findings findings = new Findings();
+        Found findings = new Found();
         String rawPath = paths.view(frame.text(AuditFrame.PATH), frame.text(AuditFrame.BASE));
         String path = redact(rawPath, findings, true);
         String rawTarget = null;
@@ -386,7 +386,7 @@ final class JailActivity {
                     : paths.view(frame.text(AuditFrame.TARGET), frame.text(AuditFrame.BASE2));
             target = redact(rawTarget, findings, true);
         }
-        List<RedactionCount> redactions = redactions(findings);
+        List<RedactionCount> redactions = findings.list();
         long found = count(redactions);
         redacted += found;
         int pid = (int) Math.max(0, frame.number(AuditFrame.PID, 0));
@@ -452,13 +452,24 @@ final class JailActivity {
      * {@link #CLEAN_TEXT_CHARS} characters are remembered, {@link #CLEAN_TEXTS} at most, forgotten all at once when
      * full.
      */
-    private String redact(String text, Findings findings, boolean path) {
+    private String redact(String text, Found found, boolean path) {
         if (clean.contains(text)) {
             return text;
         }
-        int before = findings.total();
-        String out = path ? redactor.redactPath(text, findings) : redactor.redactArgument(text, findings);
-        if (out == text && findings.total() == before && text.length() <= CLEAN_TEXT_CHARS) {
+        Findings own = new Findings();
+        String out = path ? redactor.redactPath(text, own) : redactor.redactArgument(text, own);
+        String location = path ? Redactor.LOCATION_PATH : Redactor.LOCATION_ARGV;
+        if (own.refusal().isPresent()) {
+            // A secret the catalog found but cannot overwrite in place (a wide encoding), or encodings nested deeper
+            // than it reads: where the proxy refuses the request, a record cannot refuse its text, so none of it is
+            // written. The text's own findings are counted, and the refusal under its reason.
+            String reason = own.refusal().get().reason();
+            found.add(own);
+            found.add(reason, location, 1);
+            return Findings.NOT_REWRITABLE.equals(reason) ? NOT_REWRITABLE_TEXT : UNREADABLE_TEXT;
+        }
+        found.add(own);
+        if (out == text && own.total() == 0 && text.length() <= CLEAN_TEXT_CHARS) {
             if (clean.size() >= CLEAN_TEXTS) {
                 clean.clear();
             }
@@ -467,15 +478,35 @@ final class JailActivity {
         return out;
     }
 
-    private static List<RedactionCount> redactions(Findings findings) {
-        if (findings.total() == 0) {
-            return List.of();
+    /** What a record says in place of a text with a secret the catalog cannot overwrite where it is. */
+    static final String NOT_REWRITABLE_TEXT = "[REDACTED:whole-text-not-rewritable]";
+
+    /** What a record says in place of a text whose encodings are nested deeper than the catalog reads. */
+    static final String UNREADABLE_TEXT = "[REDACTED:whole-text-decode-depth]";
+
+    /** The findings of one event's texts, in the order first seen. */
+    private static final class Found {
+        private final Map<String, RedactionCount> counts = new LinkedHashMap<>();
+
+        void add(Findings findings) {
+            if (findings.total() == 0) {
+                return;
+            }
+            for (Findings.Finding f : findings.list()) {
+                add(f.kind(), f.location(), f.count());
+            }
         }
-        List<RedactionCount> out = new ArrayList<>();
-        for (Findings.Finding f : findings.list()) {
-            out.add(new RedactionCount(f.kind(), f.location(), f.count()));
+
+        void add(String kind, String location, int count) {
+            counts.merge(
+                    kind + '\0' + location,
+                    new RedactionCount(kind, location, count),
+                    (a, b) -> new RedactionCount(kind, location, a.count() + b.count()));
         }
-        return List.copyOf(out);
+
+        List<RedactionCount> list() {
+            return counts.isEmpty() ? List.of() : List.copyOf(counts.values());
+        }
     }
 
     private static long count(List<RedactionCount> redactions) {

@@ -270,6 +270,45 @@ class JailActivityTest {
     }
 
     @Test
+    void aTextWhoseSecretCannotBeOverwrittenWhereItIsOrThatIsEncodedTooDeepIsNotWritten() {
+        // Found by attack: PowerShell's -EncodedCommand (base64 of UTF-16LE) with a token in it; the catalog finds the
+        // token but cannot write a marker of the same length there, and the record kept the text whole.
+        String token = "ghp_" + "A1b2".repeat(9);
+        String command = "git push https://x:" + token + "@github.com/a/b";
+        java.util.Base64.Encoder base64 = java.util.Base64.getEncoder();
+        String wide = base64.encodeToString(command.getBytes(StandardCharsets.UTF_16LE));
+        String deep = command;
+        for (int i = 0; i < 5; i++) {
+            deep = base64.encodeToString(deep.getBytes(StandardCharsets.US_ASCII));
+        }
+        activity.frame(exec(7, "/usr/bin/pwsh", "pwsh", "-EncodedCommand", wide));
+        activity.frame(exec(7, "/usr/bin/echo", "echo", deep));
+        String hex = "fffe" + java.util.HexFormat.of().formatHex(command.getBytes(StandardCharsets.UTF_16LE));
+        activity.frame(write(7, "d/" + hex));
+        activity.tick();
+
+        List<String> lines = written.stream().map(AuditJson::toLine).toList();
+        assertEquals(3, written.size(), lines::toString);
+        for (String line : lines) {
+            assertFalse(line.contains(wide) || line.contains(deep) || line.contains(hex), line);
+        }
+        assertEquals(
+                List.of("pwsh", "-EncodedCommand", JailActivity.NOT_REWRITABLE_TEXT),
+                written.get(0).exec().argv());
+        assertTrue(
+                written.get(0).redactions().stream().anyMatch(r -> r.kind().equals("secret-not-rewritable")),
+                lines::toString);
+        assertEquals(
+                List.of("echo", JailActivity.UNREADABLE_TEXT),
+                written.get(1).exec().argv());
+        assertTrue(
+                List.of(JailActivity.NOT_REWRITABLE_TEXT, JailActivity.UNREADABLE_TEXT)
+                        .contains(written.get(2).file().path()),
+                lines::toString);
+        assertTrue(activity.redacted() >= 3, "each counted: " + activity.redacted());
+    }
+
+    @Test
     void aFloodOfOneOperationDoesNotFoldAnothersRecords() {
         for (int i = 0; i < 1_100; i++) {
             activity.frame(frame(
