@@ -1242,16 +1242,23 @@ static size_t read_heads(struct caller *c, const uint64_t *pointers, size_t got)
 static long head_string(struct caller *c, size_t i, size_t budget) {
     const char *end = memchr(head[0][i], '\0', head_length[i]);
     const char *end2 = memchr(head[1][i], '\0', head_length[i]);
+    /* Two readings that differ within the string (up to the later NUL, or the whole head when one has none): racy,
+     * whichever way the argument is then read. */
+    size_t compared = head_length[i];
+    if (end != NULL && end2 != NULL) {
+        size_t a = (size_t) (end - head[0][i]);
+        size_t b = (size_t) (end2 - head[1][i]);
+        compared = (a > b ? a : b) + 1;
+    }
+    if (memcmp(head[0][i], head[1][i], compared) != 0) {
+        c->racy = 1;
+    }
     if (end == NULL || end2 == NULL) {
         return -1;
     }
-    long first = (long) (end - head[0][i]);
     long second = (long) (end2 - head[1][i]);
     if ((size_t) second + 1 > budget) {
         return -1;
-    }
-    if (second != first || memcmp(head[0][i], head[1][i], (size_t) first) != 0) {
-        c->racy = 1;
     }
     return second;
 }

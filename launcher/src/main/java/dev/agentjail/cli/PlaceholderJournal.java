@@ -147,9 +147,22 @@ final class PlaceholderJournal {
         }
         Object keyA = fileKey(a);
         Object keyB = fileKey(b);
-        return keyA != null
+        if (keyA != null
                 && keyB != null
-                && (upward(a).contains(keyB) || upward(b).contains(keyA));
+                && (upward(a).contains(keyB) || upward(b).contains(keyA))) {
+            return true;
+        }
+        // A bind mount of a directory inside the other, elsewhere: its own parents are not the other's.
+        Optional<MountedPath> placeA = MountedPath.of(a);
+        Optional<MountedPath> placeB = MountedPath.of(b);
+        return placeA.isPresent() && placeB.isPresent() && placeA.get().overlaps(placeB.get());
+    }
+
+    private static boolean inside(Optional<MountedPath> inner, Optional<MountedPath> outer) {
+        return inner.isPresent()
+                && outer.isPresent()
+                && inner.get().device().equals(outer.get().device())
+                && inner.get().path().startsWith(outer.get().path());
     }
 
     /** The directory and each one above it, by device and inode. */
@@ -180,7 +193,9 @@ final class PlaceholderJournal {
             where = "on " + project;
         } else if (key != null && key.equals(fileKey(j.project()))) {
             where = "on " + j.project() + ", the same directory as " + project;
-        } else if (j.project().startsWith(project) || upward(j.project()).contains(key)) {
+        } else if (j.project().startsWith(project)
+                || upward(j.project()).contains(key)
+                || inside(MountedPath.of(j.project()), MountedPath.of(project))) {
             where = "on " + j.project() + ", inside " + project;
         } else {
             where = "on " + j.project() + ", around " + project;
