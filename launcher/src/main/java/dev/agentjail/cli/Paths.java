@@ -16,12 +16,17 @@ final class Paths {
                 .normalize();
     }
 
+    /**
+     * {@code $XDG_STATE_HOME/agentjail}, else {@code ~/.local/state/agentjail}. A relative {@code XDG_STATE_HOME} is
+     * ignored, as the XDG base directory specification says: it would name another state directory, with other
+     * sessions' claims and another default log, in every working directory.
+     */
     static Path stateHome(Map<String, String> env) {
         String xdg = env.get("XDG_STATE_HOME");
-        if (xdg != null && !xdg.isBlank()) {
+        if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
             return Path.of(xdg, "agentjail");
         }
-        return Path.of(env.getOrDefault("HOME", System.getProperty("user.home")), ".local", "state", "agentjail");
+        return home(env).resolve(".local/state/agentjail");
     }
 
     static Path defaultAuditLog(Map<String, String> env) {

@@ -350,7 +350,9 @@ final class PlaceholderJournal {
         for (Found found : journals(dir, err)) {
             Journal j = found.journal();
             Path journal = found.file();
-            if (!j.project().equals(project) || j.alive()) {
+            // The same directory by another path (a bind mount, a renamed parent's old name) is the same project.
+            Object key = fileKey(project);
+            if (j.alive() || !(j.project().equals(project) || (key != null && key.equals(fileKey(j.project()))))) {
                 continue;
             }
             String session = found.session();
