@@ -62,7 +62,6 @@ final class PlaceholderJournal {
                 .toList();
     }
 
-    /** A live session's claim on its project: its journal, rewritten once the placeholders are known. */
     /**
      * A live session's claim: its journal, and what the journal says now (rewritten whole each time). Used by the
      * session's own thread only.
@@ -118,11 +117,7 @@ final class PlaceholderJournal {
     private static Claim claimUnder(Path dir, String id, Path project, PrintWriter err) throws IOException {
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        try (FileChannel lockFile = FileChannel.open(
-                        dir.resolve(LOCK),
-                        StandardOpenOption.CREATE,
-                        StandardOpenOption.WRITE,
-                        LinkOption.NOFOLLOW_LINKS);
+        try (FileChannel lockFile = lockFile(dir);
                 FileLock held = lockFile.lock()) {
             for (Found found : journals(dir, err)) {
                 Journal j = found.journal();
