@@ -231,12 +231,7 @@ final class PlaceholderJournal {
             throws IOException {
         try (FileChannel lockFile = lockFile(dir);
                 FileLock held = lockFile.lock()) {
-            java.util.Set<Path> listed = new java.util.HashSet<>();
-            for (Found found : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
-                if (!found.file().equals(claim.file())) {
-                    listed.addAll(found.journal().homeFiles());
-                }
-            }
+            java.util.Set<Path> listed = homeFiles(dir, claim.file(), false);
             List<ProtectedPath> placeholders = List.copyOf(decide.apply(listed));
             claim.home = home;
             claim.homePlaceholders = placeholders;
@@ -249,18 +244,13 @@ final class PlaceholderJournal {
      * Removes the claim's home placeholders that no other live session lists, as {@code remove} removes them (only
      * while empty), under the sessions directory's lock, and notes that they are gone.
      */
-    static Released releaseHome(Claim claim, Path dir, PrintWriter err) throws IOException {
+    static Released releaseHome(Claim claim, Path dir) throws IOException {
         if (claim.homePlaceholders.isEmpty()) {
             return new Released(List.of(), java.util.Set.of());
         }
         try (FileChannel lockFile = lockFile(dir);
                 FileLock held = lockFile.lock()) {
-            java.util.Set<Path> inUse = new java.util.HashSet<>();
-            for (Found found : journals(dir, err)) {
-                if (!found.file().equals(claim.file()) && found.journal().alive()) {
-                    inUse.addAll(found.journal().homeFiles());
-                }
-            }
+            java.util.Set<Path> inUse = homeFiles(dir, claim.file(), true);
             List<ProtectedPath> mine = claim.homePlaceholders.stream()
                     .filter(p -> !inUse.contains(claim.home.resolve(p.relative())))
                     .toList();
@@ -282,6 +272,17 @@ final class PlaceholderJournal {
      * end-of-session review must not take those for the agent's new files).
      */
     record Released(List<Path> kept, java.util.Set<Path> shared) {}
+
+    /** The home placeholders the journals in {@code dir} list, but {@code except}'s; of live sessions only if asked. */
+    private static java.util.Set<Path> homeFiles(Path dir, Path except, boolean liveOnly) {
+        java.util.Set<Path> files = new java.util.HashSet<>();
+        for (Found found : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
+            if (!found.file().equals(except) && (!liveOnly || found.journal().alive())) {
+                files.addAll(found.journal().homeFiles());
+            }
+        }
+        return files;
+    }
 
     private static FileChannel lockFile(Path dir) throws IOException {
         Files.createDirectories(dir);
@@ -354,12 +355,7 @@ final class PlaceholderJournal {
             try {
                 List<Path> kept = new ArrayList<>(Placeholders.remove(project, j.placeholders()));
                 if (j.home() != null) {
-                    java.util.Set<Path> inUse = new java.util.HashSet<>();
-                    for (Found other : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
-                        if (!other.file().equals(journal) && other.journal().alive()) {
-                            inUse.addAll(other.journal().homeFiles());
-                        }
-                    }
+                    java.util.Set<Path> inUse = homeFiles(dir, journal, true);
                     kept.addAll(Placeholders.remove(
                             j.home(),
                             j.homePlaceholders().stream()

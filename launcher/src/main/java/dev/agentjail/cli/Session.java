@@ -629,7 +629,7 @@ final class Session {
             Set<Path> sharedPlaceholders = Set.of();
             try {
                 PlaceholderJournal.Released released =
-                        PlaceholderJournal.releaseHome(claim, PlaceholderJournal.dir(hostEnv), err);
+                        PlaceholderJournal.releaseHome(claim, PlaceholderJournal.dir(hostEnv));
                 for (Path kept : released.kept()) {
                     err.println("agentjail: kept " + kept + ": it was made for the session and is no longer empty");
                 }

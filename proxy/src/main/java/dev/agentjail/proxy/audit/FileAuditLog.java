@@ -265,19 +265,7 @@ public final class FileAuditLog implements AuditSink {
 
     @Override
     public void append(AuditRecord record) throws AuditUnavailableException {
-        byte[] json = AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8);
-        lock.lock();
-        try {
-            if (closed) {
-                throw new AuditUnavailableException("audit log " + name + " is closed");
-            }
-            if (syncFailed) {
-                retrySync();
-            }
-            write(json);
-        } finally {
-            lock.unlock();
-        }
+        appendLines(List.of(AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
@@ -293,6 +281,10 @@ public final class FileAuditLog implements AuditSink {
         for (AuditRecord record : records) {
             lines.add(AuditJson.toLine(record).getBytes(StandardCharsets.UTF_8));
         }
+        appendLines(lines);
+    }
+
+    private void appendLines(List<byte[]> lines) throws AuditUnavailableException {
         lock.lock();
         try {
             if (closed) {
@@ -353,11 +345,6 @@ public final class FileAuditLog implements AuditSink {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Chains and writes the whole line before returning; called with the lock held. */
-    private void write(byte[] json) throws AuditUnavailableException {
-        write(List.of(json));
     }
 
     /** Chains and writes the whole lines, in order, before returning; called with the lock held. */
