@@ -117,10 +117,70 @@ final class JailActivity {
     private long redacted;
 
     JailActivity(String session, PathView paths, Redactor redactor, Writer out) {
+        this(session, paths, redactor, out, SESSION_RECORD_BYTES);
+    }
+
+    JailActivity(String session, PathView paths, Redactor redactor, Writer out, long recordBytes) {
         this.session = session;
         this.paths = paths;
         this.redactor = redactor;
-        this.out = out;
+        this.recordBytes = recordBytes;
+        this.out = record -> {
+            written += estimatedBytes(record);
+            out.write(record);
+            if (!overBudget && written > this.recordBytes) {
+                overBudget = true;
+                out.write(AuditRecord.builder()
+                        .kind(AuditRecord.KIND_AUDIT_GAP)
+                        .ts(Instant.now())
+                        .session(session)
+                        .reason(BUDGET_REACHED)
+                        .error("the session's exec and file records reached " + (this.recordBytes >> 20)
+                                + " MiB: from here on every window counts the programs run and the files changed"
+                                + " per operation only (path *)")
+                        .gap(new GapDetails(0, false))
+                        .build());
+            }
+        };
+    }
+
+    /**
+     * The most a session's exec and file records take of the log, estimated, before every further event folds into
+     * its window's record per operation (or per marks, for programs), with path {@code *}: an agent that starts
+     * programs with long command lines in a loop would otherwise write megabytes a second into the host's log for as
+     * long as the session lasts. Past it, each window still writes a few records, with every event counted.
+     */
+    static final long SESSION_RECORD_BYTES = 512L << 20;
+
+    /** The reason of the {@code audit-gap} record that says the session's records reached their bound. */
+    static final String BUDGET_REACHED = "audit-budget-reached";
+
+    private final long recordBytes;
+    private long written;
+    private boolean overBudget;
+
+    /** About what a record takes in the log: its texts and a fixed part for the rest. */
+    private static long estimatedBytes(AuditRecord record) {
+        long bytes = 320;
+        if (record.exec() != null) {
+            ExecDetails e = record.exec();
+            bytes += e.path().length()
+                    + (e.cwd() == null ? 0 : e.cwd().length())
+                    + 3L * e.argv().size();
+            for (String a : e.argv()) {
+                bytes += a.length();
+            }
+        }
+        if (record.file() != null) {
+            FileDetails f = record.file();
+            bytes += f.path().length() + (f.target() == null ? 0 : f.target().length());
+        }
+        return bytes;
+    }
+
+    /** Bytes of exec and file records the session has written, estimated. */
+    long writtenBytes() {
+        return written;
     }
 
     /**
@@ -343,11 +403,12 @@ final class JailActivity {
         }
         // Misses have budgets of their own: a loop of failing execs must not push a real start into a fold.
         int budget = missing ? 1 : 0;
-        if (execRecords[budget] >= EXEC_RECORDS_PER_WINDOW) {
+        if (execRecords[budget] >= EXEC_RECORDS_PER_WINDOW || overBudget) {
             String marks = marks(missing, details.racy(), details.escaped());
             String foldKey = "e\0" + rawPath + '\0' + marks;
             Fold fold = folds.get(foldKey);
             if (fold == null
+                    && !overBudget
                     && execFolds[budget] < EXEC_FOLDS_PER_WINDOW
                     && afford(2L * (foldKey.length() + argvChars(details)))) {
                 execFolds[budget]++;
@@ -419,7 +480,7 @@ final class JailActivity {
             return;
         }
         // Per operation: a flood of one (unlinks of paths that are not there) must not fold another's records.
-        if (fileRecords.getOrDefault(op, 0) >= FILE_RECORDS_PER_WINDOW) {
+        if (fileRecords.getOrDefault(op, 0) >= FILE_RECORDS_PER_WINDOW || overBudget) {
             String foldKey = "f\0" + op + '\0' + flagged + '\0' + marks(false, details.racy(), details.escaped());
             Fold fold = folds.computeIfAbsent(foldKey, k -> Fold.file(this, details, ANYWHERE));
             fold.add(ts, true);

@@ -309,6 +309,53 @@ class JailActivityTest {
     }
 
     @Test
+    void pastTheSessionsBudgetOfRecordBytesEveryEventStillCountsInAFewRecordsAWindow() {
+        // An agent that starts programs with long command lines in a loop: 64 KiB of records for this session, then
+        // one audit-gap, then only the windows' folds with path *.
+        List<AuditRecord> out = new ArrayList<>();
+        JailActivity bounded = new JailActivity(
+                "s1",
+                new PathView(Path.of("/home/u/proj"), Path.of("/home/u")),
+                Redactor.builtIn(),
+                out::add,
+                64 << 10);
+        String filler = "x".repeat(2_000);
+        int events = 0;
+        for (int window = 0; window < 5; window++) {
+            for (int i = 0; i < 200; i++) {
+                bounded.frame(exec(9, "/bin/echo", "echo", filler + window + "-" + i));
+                bounded.frame(write(9, "out/" + window + "-" + i));
+                events++;
+            }
+            bounded.tick();
+        }
+
+        List<AuditRecord> gaps =
+                out.stream().filter(r -> r.kind().equals("audit-gap")).toList();
+        assertEquals(1, gaps.size(), gaps::toString);
+        assertEquals(JailActivity.BUDGET_REACHED, gaps.get(0).reason());
+        int at = out.indexOf(gaps.get(0));
+        List<AuditRecord> after = out.subList(at + 1, out.size());
+        assertTrue(after.size() <= 5 * 4, "a few records a window: " + after.size());
+        assertTrue(
+                after.stream()
+                        .allMatch(r -> (r.exec() != null && r.exec().path().equals("*"))
+                                || (r.file() != null && r.file().path().equals("*"))),
+                after::toString);
+        long starts = out.stream()
+                .filter(r -> r.exec() != null)
+                .mapToLong(r -> r.exec().count())
+                .sum();
+        long writes = out.stream()
+                .filter(r -> r.file() != null)
+                .mapToLong(r -> r.file().count())
+                .sum();
+        assertEquals(events, starts, "every start counted");
+        assertEquals(events, writes, "every write counted");
+        assertTrue(bounded.writtenBytes() < (64 << 10) + 5 * 4 * 8_000, "bounded: " + bounded.writtenBytes());
+    }
+
+    @Test
     void aFloodOfOneOperationDoesNotFoldAnothersRecords() {
         for (int i = 0; i < 1_100; i++) {
             activity.frame(frame(
