@@ -39,6 +39,7 @@
 #include <string.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -631,6 +632,49 @@ static int jail(int argc, char **argv) {
     return EXIT_NOEXEC;
 }
 
+/*
+ * agentjail-init hold DIR [ANCESTOR...], on the host: a session's hold on its project, for every user of the machine
+ * (docs/jail.md "One session at a time on a project"). flock(2) of DIR exclusive and of each ANCESTOR shared, none
+ * waiting: another session's project that is DIR, inside it (it holds DIR shared) or around it (it holds one of the
+ * ancestors exclusive) makes one fail. A flock is the directory's, whichever user, state directory or path took it.
+ * Prints "held", "busy PATH" or "error PATH: REASON" on stdout, then holds the locks until its standard input ends
+ * (the launcher exits, however it ends).
+ */
+static int hold(int argc, char **argv) {
+    /* Ctrl-C reaches the launcher's whole process group: the launcher ends the session, and this ends with it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    for (int i = 2; i < argc; i++) {
+        int fd = open(argv[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+            printf("error %s: %s\n", argv[i], strerror(errno));
+            fflush(stdout);
+            return 1;
+        }
+        int rc;
+        do {
+            rc = flock(fd, (i == 2 ? LOCK_EX : LOCK_SH) | LOCK_NB);
+        } while (rc != 0 && errno == EINTR);
+        if (rc != 0) {
+            printf(errno == EWOULDBLOCK ? "busy %s\n" : "error %s: %s\n", argv[i], strerror(errno));
+            fflush(stdout);
+            return 1;
+        }
+    }
+    printf("held\n");
+    fflush(stdout);
+    char buffer[256];
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buffer, sizeof buffer);
+        if (n == 0 || (n < 0 && errno != EINTR)) {
+            return 0;
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "jail") == 0) {
         return jail(argc, argv);
@@ -641,5 +685,8 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "supervise") == 0) {
         return audit_supervise(argc, argv);
     }
-    usage("usage: agentjail-init jail|exec-with-fds|supervise [OPTIONS] [-- COMMAND [ARGS...]]");
+    if (argc >= 3 && strcmp(argv[1], "hold") == 0) {
+        return hold(argc, argv);
+    }
+    usage("usage: agentjail-init jail|exec-with-fds|supervise|hold [OPTIONS] [-- COMMAND [ARGS...]]");
 }

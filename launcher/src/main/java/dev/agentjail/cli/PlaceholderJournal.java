@@ -71,8 +71,6 @@ final class PlaceholderJournal {
         private final String session;
         private final Path project;
         private List<ProtectedPath> placeholders = List.of();
-        private Path home;
-        private List<ProtectedPath> homePlaceholders = List.of();
 
         Claim(Path file, String session, Path project) {
             this.file = file;
@@ -213,77 +211,6 @@ final class PlaceholderJournal {
         replace(claim);
     }
 
-    /**
-     * The placeholders of read-only files in home directories bound writable ({@code ~/.claude/settings.json}), which,
-     * unlike a project's, sessions of other projects share: decided by {@code decide} and noted in the claim's journal
-     * under the sessions directory's lock. {@code decide} is given the home files that any journal lists as a
-     * placeholder: an empty file there is another session's placeholder (or a dead one's), which this session takes as
-     * its own placeholder too instead of as the user's file, so that it is in this journal as well; and a placeholder
-     * goes only when the last live session that lists it ends ({@link #releaseHome}). Otherwise the end of the session
-     * that made it would take the mount off the other session's jail, whose agent could then write the file on the
-     * host.
-     */
-    static List<ProtectedPath> holdHome(
-            Claim claim,
-            Path dir,
-            Path home,
-            java.util.function.Function<java.util.Set<Path>, List<ProtectedPath>> decide)
-            throws IOException {
-        try (FileChannel lockFile = lockFile(dir);
-                FileLock held = lockFile.lock()) {
-            java.util.Set<Path> listed = homeFiles(dir, claim.file(), false);
-            List<ProtectedPath> placeholders = List.copyOf(decide.apply(listed));
-            claim.home = home;
-            claim.homePlaceholders = placeholders;
-            replace(claim);
-            return placeholders;
-        }
-    }
-
-    /**
-     * Removes the claim's home placeholders that no other live session lists, as {@code remove} removes them (only
-     * while empty), under the sessions directory's lock, and notes that they are gone.
-     */
-    static Released releaseHome(Claim claim, Path dir) throws IOException {
-        if (claim.homePlaceholders.isEmpty()) {
-            return new Released(List.of(), java.util.Set.of());
-        }
-        try (FileChannel lockFile = lockFile(dir);
-                FileLock held = lockFile.lock()) {
-            java.util.Set<Path> inUse = homeFiles(dir, claim.file(), true);
-            List<ProtectedPath> mine = claim.homePlaceholders.stream()
-                    .filter(p -> !inUse.contains(claim.home.resolve(p.relative())))
-                    .toList();
-            java.util.Set<Path> shared = new java.util.HashSet<>();
-            for (ProtectedPath p : claim.homePlaceholders) {
-                if (inUse.contains(claim.home.resolve(p.relative()))) {
-                    shared.add(claim.home.resolve(p.relative()));
-                }
-            }
-            List<Path> kept = Placeholders.remove(claim.home, mine);
-            claim.homePlaceholders = List.of();
-            replace(claim);
-            return new Released(kept, java.util.Set.copyOf(shared));
-        }
-    }
-
-    /**
-     * What {@link #releaseHome} left: placeholders no longer empty, and those another live session still has (the
-     * end-of-session review must not take those for the agent's new files).
-     */
-    record Released(List<Path> kept, java.util.Set<Path> shared) {}
-
-    /** The home placeholders the journals in {@code dir} list, but {@code except}'s; of live sessions only if asked. */
-    private static java.util.Set<Path> homeFiles(Path dir, Path except, boolean liveOnly) {
-        java.util.Set<Path> files = new java.util.HashSet<>();
-        for (Found found : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
-            if (!found.file().equals(except) && (!liveOnly || found.journal().alive())) {
-                files.addAll(found.journal().homeFiles());
-            }
-        }
-        return files;
-    }
-
     private static FileChannel lockFile(Path dir) throws IOException {
         Files.createDirectories(dir);
         return FileChannel.open(
@@ -329,12 +256,6 @@ final class PlaceholderJournal {
                     .append(hex(p.relative().toString()))
                     .append('\n');
         }
-        if (!claim.homePlaceholders.isEmpty()) {
-            text.append("home ").append(hex(claim.home.toString())).append('\n');
-            for (ProtectedPath p : claim.homePlaceholders) {
-                text.append("home-file ").append(hex(p.relative().toString())).append('\n');
-            }
-        }
         return text.toString();
     }
 
@@ -353,15 +274,7 @@ final class PlaceholderJournal {
             }
             String session = found.session();
             try {
-                List<Path> kept = new ArrayList<>(Placeholders.remove(project, j.placeholders()));
-                if (j.home() != null) {
-                    java.util.Set<Path> inUse = homeFiles(dir, journal, true);
-                    kept.addAll(Placeholders.remove(
-                            j.home(),
-                            j.homePlaceholders().stream()
-                                    .filter(p -> !inUse.contains(j.home().resolve(p.relative())))
-                                    .toList()));
-                }
+                List<Path> kept = Placeholders.remove(project, j.placeholders());
                 for (Path k : kept) {
                     err.println("agentjail: kept " + k + ": a placeholder of session " + session + ", no longer empty");
                 }
@@ -408,22 +321,7 @@ final class PlaceholderJournal {
         return out;
     }
 
-    private record Journal(
-            long pid,
-            long startMillis,
-            Path project,
-            List<ProtectedPath> placeholders,
-            Path home,
-            List<ProtectedPath> homePlaceholders) {
-        /** The home placeholders, as absolute paths. */
-        List<Path> homeFiles() {
-            return home == null
-                    ? List.of()
-                    : homePlaceholders.stream()
-                            .map(p -> home.resolve(p.relative()))
-                            .toList();
-        }
-
+    private record Journal(long pid, long startMillis, Path project, List<ProtectedPath> placeholders) {
         /** Whether the launcher that wrote it still runs: the same pid, started at the same time. */
         boolean alive() {
             return ProcessHandle.of(pid)
@@ -444,20 +342,11 @@ final class PlaceholderJournal {
         }
         Path project = Path.of(text(lines.get(2).substring("project ".length())));
         List<ProtectedPath> placeholders = new ArrayList<>();
-        List<ProtectedPath> homePlaceholders = new ArrayList<>();
-        Path home = null;
         for (String line : lines.subList(3, lines.size())) {
             int space = line.indexOf(' ');
             String kind = space < 0 ? line : line.substring(0, space);
-            if (kind.equals("home")) {
-                home = Path.of(text(line.substring(space + 1)));
-                if (!home.isAbsolute()) {
-                    throw new IllegalArgumentException("a relative home");
-                }
-                continue;
-            }
             ProtectedPath.State state = switch (kind) {
-                case "file", "home-file" -> ProtectedPath.State.MISSING_FILE;
+                case "file" -> ProtectedPath.State.MISSING_FILE;
                 case "dir" -> ProtectedPath.State.MISSING_DIR;
                 default -> throw new IllegalArgumentException("unknown entry " + kind);
             };
@@ -465,17 +354,9 @@ final class PlaceholderJournal {
             if (relative.isAbsolute() || relative.normalize().startsWith("..")) {
                 throw new IllegalArgumentException("a placeholder outside its directory");
             }
-            if (kind.equals("home-file")) {
-                if (home == null) {
-                    throw new IllegalArgumentException("a home file before its home");
-                }
-                homePlaceholders.add(new ProtectedPath(relative, state, Optional.empty()));
-            } else {
-                placeholders.add(new ProtectedPath(relative, state, Optional.empty()));
-            }
+            placeholders.add(new ProtectedPath(relative, state, Optional.empty()));
         }
-        return new Journal(
-                Long.parseLong(pid[1]), Long.parseLong(pid[2]), project, placeholders, home, homePlaceholders);
+        return new Journal(Long.parseLong(pid[1]), Long.parseLong(pid[2]), project, placeholders);
     }
 
     private static String hex(String text) {

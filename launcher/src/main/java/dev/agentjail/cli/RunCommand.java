@@ -1,6 +1,7 @@
 package dev.agentjail.cli;
 
 import dev.agentjail.certs.CertificateAuthority;
+import dev.agentjail.jail.InitBinary;
 import dev.agentjail.policy.Presets;
 import dev.agentjail.proxy.audit.FileAuditLog;
 import java.io.PrintWriter;
@@ -126,7 +127,10 @@ final class RunCommand implements Callable<Integer> {
         // as an empty policy) goes first.
         PlaceholderJournal.Claim claim =
                 PlaceholderJournal.claim(PlaceholderJournal.dir(System.getenv()), Sessions.newId(), projectDir, err);
-        try {
+        try (ProjectHold hold = ProjectHold.take(
+                InitBinary.extract(InitBinary.defaultCacheDir(System.getenv(), Paths.home(System.getenv()))),
+                projectDir,
+                err)) {
             return run(err, separated, projectDir, claim);
         } finally {
             PlaceholderJournal.release(claim);

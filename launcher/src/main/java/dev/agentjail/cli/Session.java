@@ -77,7 +77,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -407,13 +406,13 @@ final class Session {
                     jailHome,
                     hostUser.map(HostUser::uid).orElseGet(Uids::current),
                     hostUser.map(HostUser::gid).orElseGet(Uids::currentGid));
-            BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
-            // Under the sessions' lock, with the home placeholders other sessions have made (see holdHome).
-            homePlaceholders = PlaceholderJournal.holdHome(
-                    claim,
-                    PlaceholderJournal.dir(hostEnv),
+            createProtectedHomeFiles(
+                    policy,
                     jailHome,
-                    shared -> homePlaceholders(policy, jailHome, resolved.homeEntries(), shared));
+                    hostUser.map(HostUser::uid).orElseGet(Uids::current),
+                    hostUser.map(HostUser::gid).orElseGet(Uids::currentGid));
+            BindSources.Resolved resolved = resolveBinds(policy, jailHome, layout);
+            homePlaceholders = homePlaceholders(policy, jailHome, resolved.homeEntries());
             List<HomeEntry> homeEntries = new ArrayList<>(resolved.homeEntries());
             for (ProtectedPath placeholder : homePlaceholders) {
                 homeEntries.add(new HomeEntry(
@@ -626,17 +625,7 @@ final class Session {
             } catch (IOException e) {
                 // The next session's sweep finds nothing left to remove.
             }
-            Set<Path> sharedPlaceholders = Set.of();
-            try {
-                PlaceholderJournal.Released released =
-                        PlaceholderJournal.releaseHome(claim, PlaceholderJournal.dir(hostEnv));
-                for (Path kept : released.kept()) {
-                    err.println("agentjail: kept " + kept + ": it was made for the session and is no longer empty");
-                }
-                sharedPlaceholders = released.shared();
-            } catch (IOException e) {
-                err.println("agentjail: cannot remove placeholders: " + IoErrors.describe(e));
-            }
+            removePlaceholders(jailHome, homePlaceholders);
             if (modes != null) {
                 List<Path> opened = modes.restore();
                 opened.stream()
@@ -655,7 +644,7 @@ final class Session {
             List<String> findings = new ArrayList<>(liveMoves);
             findings.addAll(stageFindings);
             if (surfaces != null) {
-                findings.addAll(reviewSurfaces(review, surfaces, sharedPlaceholders));
+                findings.addAll(reviewSurfaces(review, surfaces));
             }
             StartupTrace.mark("jail exited");
             ExecFileAudit.Activity activity = null;
@@ -865,11 +854,10 @@ final class Session {
      * Moves what the agent wrote that the host would run (a new nested repository, .envrc, hook or agent settings) into
      * the quarantine, and names each on stderr.
      */
-    private List<String> reviewSurfaces(
-            SurfaceReview review, SurfaceReview.Snapshot surfaces, Set<Path> sharedPlaceholders) {
+    private List<String> reviewSurfaces(SurfaceReview review, SurfaceReview.Snapshot surfaces) {
         try {
             List<SurfaceReview.Finding> findings =
-                    review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id, sharedPlaceholders);
+                    review.afterSession(surfaces, ReviewCommand.quarantineDir(hostEnv), id);
             // Paths come from the agent: printed with their control characters escaped, as the log's are.
             findings.stream()
                     .limit(MAX_RECORDED_FINDINGS)
@@ -957,10 +945,9 @@ final class Session {
      * The policy's read-only home files that do not exist yet but lie in a directory it binds writable (a preset's
      * {@code ~/.claude/settings.json} inside {@code ~/.claude}): the agent could create them, and the agent outside the
      * jail runs the hooks and commands they name. Each gets a read-only placeholder, made on the host by bwrap and
-     * removed afterwards while it is still empty. An empty file that is another session's placeholder ({@code
-     * shared}, absolute paths) is this session's placeholder too: see {@link PlaceholderJournal#holdHome}.
+     * removed afterwards while it is still empty.
      */
-    static List<ProtectedPath> homePlaceholders(Policy policy, Path home, List<HomeEntry> bound, Set<Path> shared) {
+    static List<ProtectedPath> homePlaceholders(Policy policy, Path home, List<HomeEntry> bound) {
         List<ProtectedPath> placeholders = new ArrayList<>();
         for (HostPath p : policy.filesystem().read()) {
             if (p.anchor() != HostPath.Anchor.HOME) {
@@ -978,13 +965,6 @@ final class Session {
                     && Files.isDirectory(parent, LinkOption.NOFOLLOW_LINKS)
                     && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
                 placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
-            } else if (inWritable && shared.contains(file) && emptyFile(file)) {
-                try {
-                    ProtectedPaths.refuseLinked(home, file);
-                } catch (IOException e) {
-                    throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
-                }
-                placeholders.add(new ProtectedPath(relative, ProtectedPath.State.MISSING_FILE));
             } else if (inWritable) {
                 // Another name for it in the writable directory would change it from inside, read-only bind or not.
                 try {
@@ -995,16 +975,6 @@ final class Session {
             }
         }
         return List.copyOf(placeholders);
-    }
-
-    private static boolean emptyFile(Path file) {
-        try {
-            var attributes = Files.readAttributes(
-                    file, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return attributes.isRegularFile() && attributes.size() == 0;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     /**
@@ -1135,6 +1105,52 @@ final class Session {
             }
         } catch (IOException e) {
             throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
+        }
+    }
+
+    /**
+     * Makes the policy's read-only home files that do not exist yet in a home directory it binds writable (a preset's
+     * {@code ~/.claude/settings.json} in {@code ~/.claude}), with neutral content ({@code {}} for a JSON or YAML
+     * name, empty for TOML; a name without such an extension as an empty directory), and leaves them: the agent could otherwise create them, and the agent outside the jail
+     * runs the hooks and commands they name. They used to be placeholders removed after the session, which sessions
+     * on other projects share: the removal by the first session to end (or its review, or a rename by a host tool)
+     * took the read-only mount off the others' jails, whose agents could then write the host's file (found by attack;
+     * docs/jail.md "Home files a preset protects"). A made file is bound read-only like any existing one.
+     */
+    private void createProtectedHomeFiles(Policy policy, Path jailHome, int uid, int gid) {
+        if (!Files.isDirectory(jailHome, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<Path> writable = policy.filesystem().write().stream()
+                .filter(w -> w.anchor() == HostPath.Anchor.HOME)
+                .map(HostPath::path)
+                .toList();
+        for (HostPath p : policy.filesystem().read()) {
+            Path relative = p.path();
+            if (p.anchor() != HostPath.Anchor.HOME
+                    || writable.stream().noneMatch(w -> relative.startsWith(w) && !relative.equals(w))) {
+                continue;
+            }
+            String name = relative.getFileName().toString();
+            try {
+                if (name.matches(".*\\.(json|jsonc|yaml|yml|toml)")) {
+                    String content = name.endsWith(".toml") ? "" : "{}\n";
+                    if (StateDirs.createFile(jailHome, relative, content, uid, gid)) {
+                        err.println("agentjail: created ~/" + relative + " (" + (content.isEmpty() ? "empty" : "{}")
+                                + ", mode 0600) so that the jail can keep it read-only; it stays");
+                    }
+                } else if (Files.isDirectory(jailHome.resolve(relative).getParent(), LinkOption.NOFOLLOW_LINKS)
+                        && !Files.exists(jailHome.resolve(relative), LinkOption.NOFOLLOW_LINKS)) {
+                    // A name without a settings file's extension: a directory the agent outside runs from (opencode's
+                    // plugin directory).
+                    for (Path created : StateDirs.create(jailHome, List.of(relative), uid, gid)) {
+                        err.println("agentjail: created ~/" + created + "/ (mode 0700) so that the jail can keep it"
+                                + " read-only; it stays");
+                    }
+                }
+            } catch (IOException e) {
+                throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
+            }
         }
     }
 

@@ -118,6 +118,67 @@ public final class StateDirs {
         throw new IOException("cannot open " + path + " without following links on this file system");
     }
 
+    /**
+     * Creates the file {@code relative} (to {@code home}) with {@code content}, mode 0600, owned by the jail's user,
+     * when it is missing and its directory exists; the directories on the way are opened without following links (a
+     * link or another user's directory refuses, as for {@link #create}) and the file is made through its directory's
+     * descriptor, never through a link. Returns whether it made the file.
+     */
+    public static boolean createFile(Path home, Path relative, String content, int uid, int gid) throws IOException {
+        JailPaths.relative(relative, "protected file");
+        if (Files.isSymbolicLink(home)) {
+            throw new IOException("the home directory " + home + " is a symbolic link");
+        }
+        UserPrincipalLookupService lookup = home.getFileSystem().getUserPrincipalLookupService();
+        UserPrincipal user = lookup.lookupPrincipalByName(Integer.toString(uid));
+        GroupPrincipal group = lookup.lookupPrincipalByGroupName(Integer.toString(gid));
+        SecureDirectoryStream<Path> current = open(Files.newDirectoryStream(home), home);
+        try {
+            Path parent = relative.getParent() == null ? Path.of("") : relative.getParent();
+            for (int i = 0; i < parent.getNameCount() && !parent.toString().isEmpty(); i++) {
+                Path name = parent.getName(i);
+                PosixFileAttributes attributes;
+                try {
+                    attributes = current.getFileAttributeView(
+                                    name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                            .readAttributes();
+                } catch (NoSuchFileException missing) {
+                    return false; // No directory to protect a file in.
+                }
+                if (!attributes.isDirectory() || attributes.isSymbolicLink()) {
+                    return false;
+                }
+                SecureDirectoryStream<Path> next =
+                        open(current.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS), home.resolve(parent));
+                current.close();
+                current = next;
+            }
+            Path name = relative.getFileName();
+            try (var channel = current.newByteChannel(
+                    name,
+                    java.util.Set.of(
+                            java.nio.file.StandardOpenOption.CREATE_NEW,
+                            java.nio.file.StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+                channel.write(java.nio.ByteBuffer.wrap(content.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            } catch (FileAlreadyExistsException exists) {
+                return false;
+            }
+            PosixFileAttributeView view =
+                    current.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+            if (!view.readAttributes().owner().equals(user)) {
+                view.setOwner(user);
+            }
+            if (!view.readAttributes().group().equals(group)) {
+                view.setGroup(group);
+            }
+            return true;
+        } finally {
+            current.close();
+        }
+    }
+
     private static IOException refused(Path home, Path dir, Path at, String why) {
         return new IOException("cannot create ~/" + dir + " for the agent's state: " + home.resolve(at) + " " + why
                 + "; create ~/" + dir + " yourself (mode 0700), or the agent's state is lost with the jail's home");

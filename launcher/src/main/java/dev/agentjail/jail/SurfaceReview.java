@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -213,16 +212,6 @@ public final class SurfaceReview {
      * what it found, bounds reached included.
      */
     public List<Finding> afterSession(Snapshot before, Path quarantineDir, String session) {
-        return afterSession(before, quarantineDir, session, Set.of());
-    }
-
-    /**
-     * {@link #afterSession(Snapshot, Path, String)}, leaving alone the files of {@code sharedPlaceholders} (absolute
-     * paths) while they are empty: placeholders another session still has, new since the snapshot only because this
-     * session's placeholder was there, and that session's jail mounts over them.
-     */
-    public List<Finding> afterSession(
-            Snapshot before, Path quarantineDir, String session, Set<Path> sharedPlaceholders) {
         long deadline = clock.millis() + limits.maxTime().toMillis();
         Quarantine quarantine = new Quarantine(quarantineDir, clock);
         List<Finding> findings = new ArrayList<>();
@@ -233,7 +222,7 @@ public final class SurfaceReview {
                 findings.addAll(problems(root, s));
             }
             if (now.existed) {
-                judge(before.project, was, now, quarantine, session, findings, sharedPlaceholders);
+                judge(before.project, was, now, quarantine, session, findings);
             }
         }
         if (findings.stream().noneMatch(f -> f.change() == Change.INCOMPLETE)) {
@@ -241,7 +230,7 @@ public final class SurfaceReview {
         }
         // Past a bound the snapshot cannot tell the agent's surfaces from the user's; their change times can.
         List<Finding> swept = new SurfaceReview(sweepLimits, sweepLimits, clock)
-                .sweep(before.project, before.roots(), before.taken(), quarantineDir, session, sharedPlaceholders);
+                .sweep(before.project, before.roots(), before.taken(), quarantineDir, session);
         List<Finding> result = new ArrayList<>();
         findings.stream().filter(f -> f.change() != Change.INCOMPLETE).forEach(result::add);
         result.addAll(swept);
@@ -276,17 +265,6 @@ public final class SurfaceReview {
      * agentjail review --finish}; a complete sweep clears it.
      */
     public List<Finding> sweep(Path project, List<Root> roots, Instant since, Path quarantineDir, String session) {
-        return sweep(project, roots, since, quarantineDir, session, Set.of());
-    }
-
-    /** {@link #sweep(Path, List, Instant, Path, String)}, leaving alone the empty {@code sharedPlaceholders}. */
-    public List<Finding> sweep(
-            Path project,
-            List<Root> roots,
-            Instant since,
-            Path quarantineDir,
-            String session,
-            Set<Path> sharedPlaceholders) {
         long deadline = clock.millis() + limits.maxTime().toMillis();
         Quarantine quarantine = new Quarantine(quarantineDir, clock);
         FileTime from = FileTime.from(since);
@@ -296,14 +274,7 @@ public final class SurfaceReview {
             Scan now = scan(root, deadline, "in the sweep by change time");
             incomplete.addAll(problems(root, now));
             if (now.existed) {
-                judge(
-                        project,
-                        now.untouchedSince(from, deadline, clock),
-                        now,
-                        quarantine,
-                        session,
-                        findings,
-                        sharedPlaceholders);
+                judge(project, now.untouchedSince(from, deadline, clock), now, quarantine, session, findings);
             }
         }
         try {
@@ -327,13 +298,7 @@ public final class SurfaceReview {
     }
 
     private void judge(
-            Path project,
-            Scan was,
-            Scan now,
-            Quarantine quarantine,
-            String session,
-            List<Finding> findings,
-            Set<Path> sharedPlaceholders) {
+            Path project, Scan was, Scan now, Quarantine quarantine, String session, List<Finding> findings) {
         ProjectFiles files = ProjectFiles.of(now.root.dir());
         Map<Path, Change> layouts = layoutChanges(was, now);
         List<Path> moved = new ArrayList<>();
@@ -351,10 +316,6 @@ public final class SurfaceReview {
             if (before == null) {
                 if (!was.covers(path)) {
                     continue; // Beyond where the snapshot stopped: reported as incomplete.
-                }
-                if (sharedPlaceholders.contains(now.root.dir().resolve(path))
-                        && empty(now.root.dir().resolve(path))) {
-                    continue;
                 }
                 change = Change.NEW;
             } else if (before.digest().equals(surface.digest())) {
@@ -555,16 +516,6 @@ public final class SurfaceReview {
 
     static FileTime ctime(Path path) throws IOException {
         return (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
-    }
-
-    private static boolean empty(Path file) {
-        try {
-            BasicFileAttributes attributes =
-                    Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return attributes.isRegularFile() && attributes.size() == 0;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     private static Path real(Path dir) {

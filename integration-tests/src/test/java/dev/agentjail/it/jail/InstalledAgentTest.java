@@ -102,9 +102,9 @@ class InstalledAgentTest {
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config)));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config.getParent())));
         assertEquals("remembered", Files.readString(config.resolve("state.txt")));
-        // The read-only settings file is not the agent's to create, now that its directory exists.
+        // The read-only settings file is not the agent's to create: made neutral before the jail, and kept.
         assertTrue(saved.out().contains("settings-refused"), saved::describe);
-        assertFalse(Files.exists(config.resolve("settings.json")), saved::describe);
+        assertEquals("{}\n", Files.readString(config.resolve("settings.json")), saved::describe);
 
         AgentjailRun.Outcome loaded = run.withoutSeparator().run("pi", "load");
 

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -40,11 +39,12 @@ class PlantedLinkTest {
         AgentjailRun.Outcome plant = run.bash("""
                 ln -s .. ~/.claude/settings.json; echo "planted=$?"
                 """);
-        // The missing settings file is a read-only placeholder now: the agent cannot plant the link at all.
+        // The missing settings file is made (neutral) and bound read-only now: the agent cannot plant the link at all.
         assertEquals(0, plant.exitCode(), plant::describe);
         assertNotEquals("0", plant.probe("planted"), plant::describe);
-        assertFalse(Files.exists(run.home().resolve(".claude/settings.json"), LinkOption.NOFOLLOW_LINKS));
+        assertEquals("{}\n", Files.readString(run.home().resolve(".claude/settings.json")));
         // One planted before that (by an older agentjail, or by hand) must still stop the next session.
+        Files.delete(run.home().resolve(".claude/settings.json"));
         Files.createSymbolicLink(run.home().resolve(".claude/settings.json"), Path.of(".."));
 
         AgentjailRun.Outcome next = run.bash("""

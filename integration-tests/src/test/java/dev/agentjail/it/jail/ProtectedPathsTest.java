@@ -206,6 +206,10 @@ class ProtectedPathsTest {
         awaitFile(p.resolve("b-started"), b);
         AgentjailRun.Outcome inside =
                 AgentjailRun.in(dir).project(p.resolve("sub")).run("/bin/sh", "-c", "echo inside=ran");
+        // Another state directory has other claims: the hold on the directory itself still refuses it.
+        AgentjailRun.Outcome elsewhere = AgentjailRun.in(dir)
+                .env("XDG_STATE_HOME", dir.resolve("other-state").toString())
+                .run("/bin/sh", "-c", "echo elsewhere=ran");
         Files.createFile(p.resolve("go"));
         AgentjailRun.Outcome aDone = a.get(60, TimeUnit.SECONDS);
         Files.createFile(p.resolve("a-done"));
@@ -217,6 +221,8 @@ class ProtectedPathsTest {
         assertFalse(bDone.probes().containsKey("envrc"), bDone::describe);
         assertEquals(2, inside.exitCode(), inside::describe);
         assertTrue(inside.err().contains("around " + p.resolve("sub")), inside::describe);
+        assertEquals(2, elsewhere.exitCode(), elsewhere::describe);
+        assertTrue(elsewhere.err().contains("with another state directory) is running on " + p), elsewhere::describe);
         assertEquals(0, aDone.exitCode(), aDone::describe);
         assertAll(Stream.of("envrc", "hook", "mcp").map(name -> (Executable)
                 () -> assertNotEquals("0", aDone.probe(name), () -> name + " succeeded; " + aDone.describe())));
@@ -227,10 +233,11 @@ class ProtectedPathsTest {
     }
 
     @Test
-    void aHomePlaceholderOfTwoSessionsOnTwoProjectsStaysUntilTheLastOneEnds() throws Exception {
-        // Found by attack: two Claude Code sessions on two projects. A made the placeholder of the missing
-        // ~/.claude/settings.json, B bound it read-only as the user's file, A's end removed it (its review also took
-        // it for new), the kernel took B's mount off, and B's agent wrote hooks into the host's settings.
+    void aMissingProtectedHomeFileIsMadeOnceAndStaysSoNoSessionsEndUnprotectsAnother() throws Exception {
+        // Found by attack: two Claude Code sessions on two projects. A made a placeholder for the missing
+        // ~/.claude/settings.json, B bound it read-only, A's end removed it (its review also took it for new), the
+        // kernel took B's mount off, and B's agent wrote hooks into the host's settings. The file is now made with
+        // neutral content and left: no session's end removes it.
         AgentjailRun.requireBwrap();
         AgentjailRun first = AgentjailRun.in(dir).options("--preset", "claude-code");
         Path home = first.home();
@@ -251,23 +258,25 @@ class ProtectedPathsTest {
                         touch b-started
                         i=0; while [ ! -e ~/.claude/a-done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
                         echo '{"hooks":{}}' > ~/.claude/settings.json 2>/dev/null; echo "settings=$?"
+                        mv ~/.claude/settings.json ~/.claude/moved 2>/dev/null; echo "moved=$?"
                         """),
                 threads);
         awaitFile(other.resolve("b-started"), b);
-        assertTrue(Files.isRegularFile(settings), "the placeholder is there while both run");
         Files.createFile(first.project().resolve("go"));
         AgentjailRun.Outcome aDone = a.get(60, TimeUnit.SECONDS);
-        boolean keptForB = Files.isRegularFile(settings) && Files.size(settings) == 0;
+        String afterA = Files.readString(settings);
         Files.createFile(home.resolve(".claude/a-done"));
         AgentjailRun.Outcome bDone = b.get(60, TimeUnit.SECONDS);
         threads.shutdown();
 
         assertEquals(0, aDone.exitCode(), aDone::describe);
+        assertTrue(aDone.err().contains("created ~/.claude/settings.json"), aDone::describe);
         assertFalse(aDone.err().contains("quarantined"), aDone::describe);
-        assertTrue(keptForB, "A's end left the placeholder B's jail mounts over");
+        assertEquals("{}\n", afterA, "A's end left the file B's jail mounts over");
         assertEquals(0, bDone.exitCode(), bDone::describe);
         assertNotEquals("0", bDone.probe("settings"), bDone::describe);
-        assertFalse(Files.exists(settings, java.nio.file.LinkOption.NOFOLLOW_LINKS), "the last session removed it");
+        assertNotEquals("0", bDone.probe("moved"), bDone::describe);
+        assertEquals("{}\n", Files.readString(settings), "the file stays, as it was made");
     }
 
     /** Waits (bounded) for {@code file}, or for {@code session} to end without making it. */
