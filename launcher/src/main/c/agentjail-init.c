@@ -637,8 +637,11 @@ static int jail(int argc, char **argv) {
  * (docs/jail.md "One session at a time on a project"). flock(2) of DIR exclusive and of each ANCESTOR shared, none
  * waiting: another session's project that is DIR, inside it (it holds DIR shared) or around it (it holds one of the
  * ancestors exclusive) makes one fail. A flock is the directory's, whichever user, state directory or path took it.
- * Prints "held", "busy PATH" or "error PATH: REASON" on stdout, then holds the locks until its standard input ends
- * (the launcher exits, however it ends).
+ * Only ancestors owned by DIR's owner are held, never / nor a sticky directory (/tmp): a lock on /, /home or /tmp
+ * would let any user who can read them stop every session of the machine; one that cannot be opened is skipped, and
+ * the locks taken are kept. Prints "held",
+ * "busy PATH" or "error PATH: REASON" on stdout, then holds the locks until its standard input ends (the launcher
+ * exits, however it ends).
  */
 static int hold(int argc, char **argv) {
     /* Ctrl-C reaches the launcher's whole process group: the launcher ends the session, and this ends with it. */
@@ -647,17 +650,35 @@ static int hold(int argc, char **argv) {
     signal(SIGHUP, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    uid_t owner = 0;
     for (int i = 2; i < argc; i++) {
         int fd = open(argv[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-            printf("error %s: %s\n", argv[i], strerror(errno));
-            fflush(stdout);
-            return 1;
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            if (i == 2) {
+                printf("error %s: %s\n", argv[i], strerror(errno));
+                fflush(stdout);
+                return 1;
+            }
+            if (fd >= 0) {
+                close(fd);
+            }
+            continue; /* an ancestor this user cannot read: the project's own lock still holds */
+        }
+        if (i == 2) {
+            owner = st.st_uid;
+        } else if (st.st_uid != owner || (st.st_mode & S_ISVTX) || strcmp(argv[i], "/") == 0) {
+            close(fd);
+            continue;
         }
         int rc;
         do {
             rc = flock(fd, (i == 2 ? LOCK_EX : LOCK_SH) | LOCK_NB);
         } while (rc != 0 && errno == EINTR);
+        if (rc != 0 && errno != EWOULDBLOCK && i > 2) {
+            close(fd); /* an ancestor on a file system without flock: the project's own lock still holds */
+            continue;
+        }
         if (rc != 0) {
             printf(errno == EWOULDBLOCK ? "busy %s\n" : "error %s: %s\n", argv[i], strerror(errno));
             fflush(stdout);

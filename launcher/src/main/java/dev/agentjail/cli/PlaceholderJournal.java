@@ -130,6 +130,16 @@ final class PlaceholderJournal {
         }
     }
 
+    /** What a live session of this user's that overlaps {@code project} is, in the words of a refusal; none if none. */
+    static Optional<String> runningOn(Path dir, Path project) {
+        for (Found found : journals(dir, new PrintWriter(java.io.Writer.nullWriter()))) {
+            if (found.journal().alive() && overlap(found.journal().project(), project)) {
+                return Optional.of(busy(found, project));
+            }
+        }
+        return Optional.empty();
+    }
+
     /**
      * Whether one project is the other or inside it: by their paths, and by their directories, so that a second path
      * to the same directory (a bind mount of it elsewhere) is no way around the claim.

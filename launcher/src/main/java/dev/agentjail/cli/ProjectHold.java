@@ -22,6 +22,7 @@ final class ProjectHold implements AutoCloseable {
     private static final long ANSWER_SECONDS = 10;
 
     private final Process process;
+    private volatile boolean closing;
 
     private ProjectHold(Process process) {
         this.process = process;
@@ -59,14 +60,24 @@ final class ProjectHold implements AutoCloseable {
             return new ProjectHold(null);
         }
         if ("held".equals(answer)) {
-            return new ProjectHold(process);
+            ProjectHold hold = new ProjectHold(process);
+            process.onExit().thenAccept(p -> {
+                if (!hold.closing) {
+                    err.println("agentjail: warning: the hold on " + project + " ended while the session ran"
+                            + " (agentjail-init hold exited with " + p.exitValue() + "): a session of another user"
+                            + " could now start on it");
+                    err.flush();
+                }
+            });
+            return hold;
         }
         process.destroyForcibly();
         if (answer != null && answer.startsWith("busy ")) {
             String where = answer.substring("busy ".length());
             throw new CliException(
                     ExitCodes.USAGE,
-                    "another agentjail session (of another user, or with another state directory) is running on "
+                    "another agentjail session (of another user, or with another state directory), or another"
+                            + " program holding flock(2) on it, has "
                             + (where.equals(project.toString()) ? project : where + ", " + relation(project, where))
                             + ": one session at a time on a project and the projects inside it, since the end of one"
                             + " would take the protected paths' mounts off the other's jail; wait for it to end");
@@ -86,6 +97,7 @@ final class ProjectHold implements AutoCloseable {
         if (process == null) {
             return;
         }
+        closing = true;
         try {
             process.getOutputStream().close();
             if (!process.waitFor(2, TimeUnit.SECONDS)) {

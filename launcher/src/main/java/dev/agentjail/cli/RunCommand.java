@@ -125,15 +125,28 @@ final class RunCommand implements Callable<Integer> {
         ProjectDirectories.refuseWhole(projectDir, Paths.home(System.getenv()));
         // One session at a time on a project; what a killed session left in it (an empty .agentjail.yaml would read
         // as an empty policy) goes first.
-        PlaceholderJournal.Claim claim =
-                PlaceholderJournal.claim(PlaceholderJournal.dir(System.getenv()), Sessions.newId(), projectDir, err);
-        try (ProjectHold hold = ProjectHold.take(
-                InitBinary.extract(InitBinary.defaultCacheDir(System.getenv(), Paths.home(System.getenv()))),
-                projectDir,
-                err)) {
-            return run(err, separated, projectDir, claim);
-        } finally {
-            PlaceholderJournal.release(claim);
+        // The hold first: a session another user or state directory runs must refuse this one before its claim sweeps
+        // what it takes for a dead session's leftovers, which the running session's jail mounts over.
+        ProjectHold held;
+        try {
+            held = ProjectHold.take(
+                    InitBinary.extract(InitBinary.defaultCacheDir(System.getenv(), Paths.home(System.getenv()))),
+                    projectDir,
+                    err);
+        } catch (CliException busy) {
+            // This user's own session says more: its id, pid and start.
+            throw PlaceholderJournal.runningOn(PlaceholderJournal.dir(System.getenv()), projectDir)
+                    .map(message -> new CliException(busy.exitCode(), message))
+                    .orElse(busy);
+        }
+        try (ProjectHold hold = held) {
+            PlaceholderJournal.Claim claim = PlaceholderJournal.claim(
+                    PlaceholderJournal.dir(System.getenv()), Sessions.newId(), projectDir, err);
+            try {
+                return run(err, separated, projectDir, claim);
+            } finally {
+                PlaceholderJournal.release(claim);
+            }
         }
     }
 

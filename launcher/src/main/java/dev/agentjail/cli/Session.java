@@ -1132,6 +1132,7 @@ final class Session {
                 continue;
             }
             String name = relative.getFileName().toString();
+            refuseUnbindable(jailHome, relative);
             try {
                 if (name.matches(".*\\.(json|jsonc|yaml|yml|toml)")) {
                     String content = name.endsWith(".toml") ? "" : "{}\n";
@@ -1151,6 +1152,35 @@ final class Session {
             } catch (IOException e) {
                 throw new CliException(ExitCodes.USAGE, IoErrors.describe(e), e);
             }
+        }
+    }
+
+    /**
+     * Refuses a protected home path that a read-only bind cannot keep: a symbolic link to nothing (nothing is bound, and
+     * the agent can replace the link with the file) or a FIFO, socket or device (a read-only mount of one still lets
+     * the agent write to whatever reads it on the host). Found by attack.
+     */
+    private static void refuseUnbindable(Path home, Path relative) {
+        Path file = home.resolve(relative);
+        java.nio.file.attribute.BasicFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(
+                    file, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException missing) {
+            return;
+        }
+        if (attributes.isSymbolicLink() && !Files.exists(file)) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "~/" + relative + " is a symbolic link to a file that does not exist: the jail cannot keep it"
+                            + " read-only, and the agent could replace the link with the file the agent outside the"
+                            + " jail reads; remove the link, or create the file it names");
+        }
+        if (attributes.isOther()) {
+            throw new CliException(
+                    ExitCodes.USAGE,
+                    "~/" + relative + " is not a regular file (a FIFO, socket or device): a read-only mount of it"
+                            + " still lets the agent write to whatever reads it on the host; remove it");
         }
     }
 

@@ -307,6 +307,30 @@ class HostExecutedSurfacesTest {
     }
 
     @Test
+    void aProtectedHomePathThatIsALinkToNothingOrAFifoRefusesTheSession() throws Exception {
+        // Found by attack: a dangling link got nothing bound (the agent replaced it with the file), and a FIFO bound
+        // read-only still took the agent's writes to whatever read it on the host.
+        AgentjailRun.requireBwrap();
+        AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");
+        Path settings = Files.createDirectories(run.home().resolve(".claude")).resolve("settings.json");
+        Files.createSymbolicLink(settings, Path.of("nowhere.json"));
+
+        AgentjailRun.Outcome linked = run.bash("echo ran=yes");
+
+        assertEquals(2, linked.exitCode(), linked::describe);
+        assertTrue(linked.err().contains("is a symbolic link to a file that does not exist"), linked::describe);
+        Files.delete(settings);
+        assertEquals(
+                0, new ProcessBuilder("mkfifo", settings.toString()).start().waitFor());
+
+        AgentjailRun.Outcome fifo = run.bash("echo ran=yes");
+
+        assertEquals(2, fifo.exitCode(), fifo::describe);
+        assertTrue(fifo.err().contains("is not a regular file"), fifo::describe);
+        assertFalse(fifo.probes().containsKey("ran"), fifo::describe);
+    }
+
+    @Test
     void aPresetsSettingsFileWithASecondNameInTheWritableConfigDirRefusesTheSession() throws IOException {
         AgentjailRun.requireBwrap();
         AgentjailRun run = AgentjailRun.in(dir).options("--preset", "claude-code");

