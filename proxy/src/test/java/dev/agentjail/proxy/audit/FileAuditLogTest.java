@@ -152,19 +152,29 @@ class FileAuditLogTest {
                         .withSyncInterval(Duration.ofHours(1))
                         .withMaxFileBytes(2048))) {
             controls.holdForce = disk;
-            // With a disk that never finishes an fsync, appends across several rotations still return.
-            Future<?> appends = appender.submit(() -> {
-                for (int i = 0; i < 40; i++) {
-                    log.append(record("s", "/" + i));
+            try {
+                // With a disk that never finishes an fsync, appends across several rotations still return.
+                Future<?> appends = appender.submit(() -> {
+                    for (int i = 0; i < 40; i++) {
+                        log.append(record("s", "/" + i));
+                    }
+                    return null;
+                });
+                appends.get(20, TimeUnit.SECONDS);
+                assertTrue(Files.exists(file.resolveSibling("audit.jsonl.2")), "rotated more than once");
+                // The syncer may not have reached the rotated file's force yet on a busy machine (bounded wait).
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (controls.forceThread == null && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
                 }
-                return null;
-            });
-            appends.get(20, TimeUnit.SECONDS);
-            assertTrue(Files.exists(file.resolveSibling("audit.jsonl.2")), "rotated more than once");
-            assertTrue(
-                    controls.forceThread.startsWith("agentjail-audit"),
-                    () -> "the rotated file is forced on " + controls.forceThread);
-            disk.countDown();
+                String forcedOn = controls.forceThread;
+                assertTrue(
+                        forcedOn != null && forcedOn.startsWith("agentjail-audit"),
+                        () -> "the rotated file is forced on " + forcedOn);
+            } finally {
+                // Before close, which forces too: a failed assertion must not leave close waiting on the disk.
+                disk.countDown();
+            }
         } finally {
             disk.countDown();
             appender.shutdownNow();
