@@ -123,16 +123,14 @@ final class RunCommand implements Callable<Integer> {
         projectDir = projectDir.toRealPath();
         // Before the policy is read (a preset picked by name is announced then) and before a session exists.
         ProjectDirectories.refuseWhole(projectDir, Paths.home(System.getenv()));
-        // One session at a time on a project; what a killed session left in it (an empty .agentjail.yaml would read
-        // as an empty policy) goes first.
-        // The hold first: a session another user or state directory runs must refuse this one before its claim sweeps
-        // what it takes for a dead session's leftovers, which the running session's jail mounts over.
+        // One session at a time on a project, before the policy is read: the hold first (a session another user or
+        // state directory runs must refuse this one before its claim sweeps what it takes for a dead session's
+        // leftovers, which the running session's jail mounts over), then the claim, which removes what a killed
+        // session left (an empty .agentjail.yaml would read as an empty policy).
+        Path init = InitBinary.extract(InitBinary.defaultCacheDir(System.getenv(), Paths.home(System.getenv())));
         ProjectHold held;
         try {
-            held = ProjectHold.take(
-                    InitBinary.extract(InitBinary.defaultCacheDir(System.getenv(), Paths.home(System.getenv()))),
-                    projectDir,
-                    err);
+            held = ProjectHold.take(init, projectDir, err);
         } catch (CliException busy) {
             // This user's own session says more: its id, pid and start.
             throw PlaceholderJournal.runningOn(PlaceholderJournal.dir(System.getenv()), projectDir)
@@ -143,14 +141,14 @@ final class RunCommand implements Callable<Integer> {
             PlaceholderJournal.Claim claim = PlaceholderJournal.claim(
                     PlaceholderJournal.dir(System.getenv()), Sessions.newId(), projectDir, err);
             try {
-                return run(err, separated, projectDir, claim);
+                return run(err, separated, projectDir, claim, init);
             } finally {
                 PlaceholderJournal.release(claim);
             }
         }
     }
 
-    private Integer run(PrintWriter err, boolean separated, Path projectDir, PlaceholderJournal.Claim claim)
+    private Integer run(PrintWriter err, boolean separated, Path projectDir, PlaceholderJournal.Claim claim, Path init)
             throws Exception {
         LoadedPolicy policy = LoadedPolicy.discover(
                 System.getenv(),
@@ -184,7 +182,8 @@ final class RunCommand implements Callable<Integer> {
                 sessionTimeout,
                 List.copyOf(command),
                 err,
-                claim);
+                claim,
+                init);
         return session.run();
     }
 

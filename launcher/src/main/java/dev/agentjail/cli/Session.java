@@ -110,6 +110,8 @@ final class Session {
     private final String id;
     /** This session's claim on its project (taken by RunCommand before the policy was read). */
     private final PlaceholderJournal.Claim claim;
+    /** agentjail-init as extracted in the user's cache (RunCommand's, which holds the project with it). */
+    private final Path initBinary;
 
     private CountingAuditSink audit;
     /** The exec and file audit of the running jail; null when the policy turns both off. */
@@ -130,8 +132,10 @@ final class Session {
             Duration timeout,
             List<String> command,
             PrintWriter err,
-            PlaceholderJournal.Claim claim) {
+            PlaceholderJournal.Claim claim,
+            Path initBinary) {
         this.claim = claim;
+        this.initBinary = initBinary;
         this.id = claim.session();
         this.loaded = loaded;
         this.caDir = caDir;
@@ -289,7 +293,7 @@ final class Session {
         long started = System.nanoTime();
         Integer exitCode = null;
         try {
-            Path init = InitBinary.extract(InitBinary.defaultCacheDir(hostEnv, home));
+            Path init = initBinary;
             if (hostUser.isPresent()) {
                 // bwrap runs as the jail's user and binds init by path: root's cache is not theirs to search.
                 init = InitBinary.copyInto(init, sessionDir);
