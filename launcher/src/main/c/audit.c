@@ -553,6 +553,7 @@ struct caller {
      * deny filter refuses, device mappings), so the call would run unrecorded or misnamed. It is refused instead.
      */
     int unreadable;
+    int answer; /* an errno the supervisor answers the call with itself (an exec of a program it found missing), or 0 */
 };
 
 static int open_mem(struct caller *c) {
@@ -803,22 +804,170 @@ static int thread_alive(int pidfd) {
     return rc == 0;
 }
 
-/* The jail pid of the process host thread TID belongs to; -1 when it cannot be read, 0 for a process of the host. */
-static long jail_pid(pid_t tid) {
+/*
+ * Who a thread is, without /proc/TID/status (whose text the kernel formats whole for every read: ~20 us here, the
+ * largest part of an exec's cost, docs/benchmarks.md run 29). PIDFD_GET_INFO (Linux >= 6.13) answers the host tgid,
+ * the parent's host pid and the real uid, as the supervisor's namespaces see them (as the status file does to it);
+ * the jail's number of a process is the last of the NSpid numbers in the fdinfo of a pidfd of it, read through one
+ * descriptor number kept for that (a pidfd dup'ed onto it, then a pread of its fdinfo, which the kernel renders again
+ * for whatever the number holds then). Both ask the pidfd, not a number: what they say is of the thread the pidfd
+ * holds, whoever holds its tid by then. Either missing (an older kernel), the status file answers, as before.
+ */
+struct pidfd_info_v0 {
+    uint64_t mask;
+    uint64_t cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid, spare0;
+};
+#define AJ_PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info_v0)
+#define AJ_PIDFD_INFO_PID 1ULL
+#define AJ_PIDFD_INFO_CREDS 2ULL
+
+static int pidfd_info_works = 1;
+
+/* 0 and the host tgid, parent and real uid of the thread PIDFD holds; -1 when it has exited or the kernel cannot say. */
+static int pidfd_identity(int pidfd, long *host_tgid, long *ppid, long *uid) {
+    if (!pidfd_info_works) {
+        return -1;
+    }
+    struct pidfd_info_v0 info = {.mask = AJ_PIDFD_INFO_PID | AJ_PIDFD_INFO_CREDS};
+    if (ioctl(pidfd, AJ_PIDFD_GET_INFO, &info) != 0) {
+        if (errno != ESRCH) {
+            pidfd_info_works = 0; /* ENOTTY, EINVAL: not this kernel's */
+        }
+        return -1;
+    }
+    if ((info.mask & (AJ_PIDFD_INFO_PID | AJ_PIDFD_INFO_CREDS)) != (AJ_PIDFD_INFO_PID | AJ_PIDFD_INFO_CREDS)) {
+        return -1;
+    }
+    *host_tgid = (long) info.tgid;
+    *ppid = (long) info.ppid;
+    *uid = (long) info.ruid;
+    return 0;
+}
+
+static int probe_fd = -1;   /* the descriptor number whose fdinfo tells a pidfd's numbers */
+static int probe_info = -1; /* /proc/self/fdinfo/PROBE_FD */
+static int probe_works = 1;
+
+/* The jail's number of the process or thread PIDFD holds (0: a process of the host, in no pid namespace below the
+ * supervisor's); -1 when it is gone; -2 when fdinfo cannot tell. */
+static long fdinfo_jail_pid(int pidfd) {
+    if (!probe_works) {
+        return -2;
+    }
+    if (probe_fd < 0) {
+        probe_fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fdinfo/%d", probe_fd);
+        probe_info = probe_fd < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+        if (probe_info < 0) {
+            probe_works = 0;
+            return -2;
+        }
+    } else if (dup3(pidfd, probe_fd, O_CLOEXEC) < 0) {
+        return -2;
+    }
+    char buf[512];
+    ssize_t n = pread(probe_info, buf, sizeof buf - 1, 0);
+    if (n <= 0) {
+        probe_works = 0;
+        return -2;
+    }
+    buf[n] = '\0';
+    char *line = strstr(buf, "\nNSpid:");
+    if (line == NULL) {
+        probe_works = 0; /* a kernel without pid namespaces, or another format */
+        return -2;
+    }
+    line += 7;
+    char *end = strchr(line, '\n');
+    if (end != NULL) {
+        *end = '\0';
+    }
+    char *first = strchr(line, '\t');
+    char *last = strrchr(line, '\t');
+    if (first == NULL) {
+        probe_works = 0;
+        return -2;
+    }
+    long number = strtol(last, NULL, 10);
+    if (number <= 0) {
+        return -1; /* "-1": exited (its pid is released) */
+    }
+    return last != first ? number : 0;
+}
+
+/* What an exec's record tells of its caller. */
+struct identity {
+    long jail_tgid; /* -1 unknown, 0 a process of the host */
+    long host_tgid;
+    long ppid; /* the parent's host pid */
+    long uid;
+};
+
+/* The jail's number of the process holding tid TID (whose pidfd is PIDFD, with host tgid HOST_TGID): -2 when fdinfo
+ * cannot tell. */
+static long process_jail_pid(pid_t tid, int pidfd, long host_tgid) {
+    if (host_tgid == (long) tid) {
+        return fdinfo_jail_pid(pidfd);
+    }
+    /* Another thread of a process: its leader's number. Its leader's pidfd names the tgid, which outlives every thread
+     * of it (a caller stopped in this notification included). */
+    int leader = (int) syscall(__NR_pidfd_open, (pid_t) host_tgid, 0);
+    if (leader < 0) {
+        return -1;
+    }
+    long number = fdinfo_jail_pid(leader);
+    close(leader);
+    return number;
+}
+
+/*
+ * The jail pid of the process host thread TID belongs to; -1 when it cannot be read, 0 for a process of the host. With
+ * ID, also the rest of an exec's identity (the parent and uid, read now: they change over a thread's life).
+ */
+static long identify(pid_t tid, struct identity *id) {
+    struct identity scratch;
+    if (id == NULL) {
+        id = &scratch;
+    }
+    id->jail_tgid = id->host_tgid = id->ppid = id->uid = -1;
     struct known_thread *k = &known_threads[(unsigned) tid % KNOWN_THREADS];
-    if (k->pidfd >= 0 && k->tid == tid && thread_alive(k->pidfd)) {
-        checked_tid = tid;
-        return k->jail_pid;
+    if (k->pidfd >= 0 && k->tid == tid) {
+        int alive;
+        if (id != &scratch && pidfd_info_works) {
+            alive = pidfd_identity(k->pidfd, &id->host_tgid, &id->ppid, &id->uid) == 0;
+        } else {
+            alive = thread_alive(k->pidfd);
+            if (alive && id != &scratch) {
+                long ignored;
+                status_of(tid, &ignored, &id->ppid, &id->uid, &id->host_tgid);
+            }
+        }
+        if (alive) {
+            checked_tid = tid;
+            id->jail_tgid = k->jail_pid;
+            return k->jail_pid;
+        }
     }
     if (k->pidfd >= 0) {
         close(k->pidfd);
         k->pidfd = -1;
     }
-    /* The pidfd first: alive after the status read, it held the tid all along, so the status read was its thread's. */
     int pidfd = (int) syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
-    long jail_tgid, ppid, uid, host_tgid;
-    status_of(tid, &jail_tgid, &ppid, &uid, &host_tgid);
-    if (pidfd >= 0 && jail_tgid > 0 && thread_alive(pidfd)) {
+    long jail_tgid = -2;
+    if (pidfd >= 0 && pidfd_identity(pidfd, &id->host_tgid, &id->ppid, &id->uid) == 0) {
+        jail_tgid = process_jail_pid(tid, pidfd, id->host_tgid);
+    }
+    int checked = 0;
+    if (jail_tgid == -2) {
+        /* The pidfd first: alive after the status read, it held the tid all along, so the status read was its thread's. */
+        status_of(tid, &jail_tgid, &id->ppid, &id->uid, &id->host_tgid);
+        checked = pidfd >= 0 && thread_alive(pidfd);
+    } else {
+        checked = jail_tgid >= 0; /* read from the pidfd itself */
+    }
+    if (pidfd >= 0 && jail_tgid > 0 && checked) {
         k->tid = tid;
         k->pidfd = pidfd;
         k->jail_pid = jail_tgid;
@@ -827,7 +976,12 @@ static long jail_pid(pid_t tid) {
     } else if (pidfd >= 0) {
         close(pidfd);
     }
+    id->jail_tgid = jail_tgid;
     return jail_tgid;
+}
+
+static long jail_pid(pid_t tid) {
+    return identify(tid, NULL);
 }
 
 /*
@@ -1079,12 +1233,14 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
 }
 
 /*
- * Whether the program an exec names is not in the caller's file tree (ENOENT, ENOTDIR), as the supervisor finds it just
- * before the kernel runs the call: a PATH search's misses. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without
- * following any symbolic link, because links such as /proc/self or /dev/fd resolve differently for the supervisor (it
- * is no process of the jail): a path with a link on its way counts as found, except a plain relative link as its first
- * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. Only a mark: a process that creates
- * the file in between makes it wrong, and the record is written either way.
+ * Whether the program an exec names is not in the caller's file tree, as the supervisor finds it just before the kernel
+ * would look: ENOENT or ENOTDIR when it is missing (a PATH search's misses), ENAMETOOLONG for a component the kernel
+ * refuses whatever the directory, 0 otherwise. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without following
+ * any symbolic link, because links such as /proc/self or /dev/fd resolve differently for the supervisor (it is no
+ * process of the jail): a path with a link on its way counts as found, except a plain relative link as its first
+ * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. An absolute path found missing is
+ * answered by the supervisor with that errno (see exec_fields): the kernel would give the same answer, and the record's
+ * "missing" is then a fact, not a guess a process creating the file in between could make wrong.
  */
 /*
  * The jail's root directory, opened once (/proc/TID/root of the first caller that needs it): every process of the jail
@@ -1108,7 +1264,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     for (const char *part = path; *part != '\0';) {
         size_t length = strcspn(part, "/");
         if (length > 255) {
-            return 1;
+            return ENAMETOOLONG;
         }
         part += length + strspn(part + length, "/");
     }
@@ -1148,7 +1304,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
             errno = ELOOP;
         }
     }
-    int missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR);
+    int missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR) ? errno : 0;
     if (fd >= 0) {
         close((int) fd);
     }
@@ -1275,14 +1431,30 @@ static int memchr_u64(const uint64_t *pointers, size_t n) {
 
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
-    long jail_tgid, ppid, uid, host_tgid;
-    status_of(c->tid, &jail_tgid, &ppid, &uid, &host_tgid);
+    struct identity id;
+    long jail_tgid = identify(c->tid, &id);
+    long ppid = id.ppid, uid = id.uid, host_tgid = id.host_tgid;
     c->process = jail_tgid;
     const char *base = NULL;
     const char *path = path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE, &base);
     /* A racy path or directory may not be the one the kernel looks up: no claim that it is missing then. */
-    if (path != NULL && !c->racy && program_missing(c->tid, path, base)) {
+    int missing = path != NULL && !c->racy ? program_missing(c->tid, path, base) : 0;
+    if (missing != 0) {
         field_text(f, TAG_MISSING, "1");
+    }
+    field_number(f, TAG_PID, jail_tgid);
+    field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
+    field_number(f, TAG_UID, uid);
+    if (base == NULL && (missing == ENOENT || missing == ENOTDIR)) {
+        /*
+         * A miss of an absolute path (two thirds of a build's exec events: each PATH search tries every directory
+         * before the one holding the program) is answered here with the kernel's own errno: nothing runs, so its
+         * record names the program and the caller only, without the working directory and arguments, which cost
+         * most of an exec event's reading. A relative path depends on the working directory, which a host process
+         * may rename unseen: its misses are only marked, and the kernel looks for itself.
+         */
+        c->answer = missing;
+        return;
     }
     static char cwd[PATH_BYTES];
     readlink_proc(c->tid, "cwd", cwd, sizeof cwd);
@@ -1291,9 +1463,6 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
         /* Not its process's first thread (or unknown): the exec gives it the first one's tid (see cwd_of). */
         cwd_changing(c->tid, jail_tgid, s->nr, MOVES_SHARED);
     }
-    field_number(f, TAG_PID, jail_tgid);
-    field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
-    field_number(f, TAG_UID, uid);
     /* argv: the pointer array, then each string, within ARGV_BYTES in all; read twice, as paths are. */
     static uint64_t pointers[MAX_ARGS + 1];
     static uint64_t pointers2[MAX_ARGS + 1];
@@ -1488,11 +1657,12 @@ static int changes_directories(const struct audited *s, const struct seccomp_not
 }
 
 /* Lets the call go on, or with REFUSE answers it EFAULT, as the kernel answers memory it cannot read. */
-static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp, int refuse) {
+/* Lets the call go on, or with ERROR answers it with that errno instead. */
+static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp, int error) {
     resp->id = req->id;
     resp->val = 0;
-    resp->error = refuse ? -EFAULT : 0;
-    resp->flags = refuse ? 0 : SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    resp->error = -error;
+    resp->flags = error != 0 ? 0 : SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     for (;;) {
         if (ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, resp) == 0) {
             return 0;
@@ -1539,7 +1709,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, MOVES_SHARED);
         return respond(sv->notify, req, resp, 0) >= 0 ? 0 : -1;
     }
-    struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0};
+    struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0, .answer = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];
@@ -1610,7 +1780,7 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
             return -1;
         }
     }
-    int answered = respond(sv->notify, req, resp, c.unreadable);
+    int answered = respond(sv->notify, req, resp, c.unreadable ? EFAULT : c.answer);
     if (answered < 0) {
         return -1;
     }

@@ -137,6 +137,108 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void aMissGetsTheKernelsOwnErrorAndAProgramThatAppearsMeanwhileIsNeverRecordedAsMissing() throws Exception {
+        // Exec auditing only: the renames then run at full speed, not one notification at a time with the execs.
+        AgentjailRun run = AgentjailRun.in(dir).policy("version: 1\naudit: {exec: on, files: off}\n");
+        // One thread renames a program in and out of place all along while the main thread starts it 1,000 times: each
+        // start either runs it (exit 42) or fails, and its record must say which. Then the errors of two plain misses.
+        Path binary = compile(run, "flip", """
+                #define _GNU_SOURCE
+                #include <errno.h>
+                #include <pthread.h>
+                #include <stdatomic.h>
+                #include <stdio.h>
+                #include <string.h>
+                #include <sys/wait.h>
+                #include <unistd.h>
+                static atomic_int stop;
+                static void *flipper(void *arg) {
+                    (void) arg;
+                    while (!atomic_load(&stop)) {
+                        rename("prog.off", "prog");
+                        rename("prog", "prog.off");
+                    }
+                    return 0;
+                }
+                int main(int argc, char **argv) {
+                    if (argc > 1) return 42; /* the program itself, started as ./flip run */
+                    char here[4096], off[4200], prog[4200];
+                    getcwd(here, sizeof here);
+                    snprintf(off, sizeof off, "%s/prog.off", here);
+                    snprintf(prog, sizeof prog, "%s/prog", here);
+                    link("flip", "prog.off");
+                    pthread_t t;
+                    pthread_create(&t, 0, flipper, 0);
+                    int ran = 0, failed = 0;
+                    for (int i = 0; i < 1000; i++) {
+                        pid_t p = fork();
+                        if (p == 0) {
+                            char *args[] = {"prog", "run", 0};
+                            execv(prog, args);
+                            _exit(errno == ENOENT ? 7 : 8);
+                        }
+                        int st;
+                        waitpid(p, &st, 0);
+                        if (WEXITSTATUS(st) == 42) ran++;
+                        else if (WEXITSTATUS(st) == 7) failed++;
+                    }
+                    atomic_store(&stop, 1);
+                    pthread_join(t, 0);
+                    char *args[] = {"x", 0};
+                    errno = 0;
+                    execv("/nonexistent-dir/x", args);
+                    int noent = errno;
+                    char through_file[4200];
+                    snprintf(through_file, sizeof through_file, "%s/flip/x", here);
+                    execv(through_file, args);
+                    int notdir = errno;
+                    printf("ran=%d\\nfailed=%d\\nnoent=%d\\nnotdir=%d\\n", ran, failed, noent == ENOENT, notdir == ENOTDIR);
+                    return 0;
+                }
+                """);
+
+        AgentjailRun.Outcome o = run.run(binary.toString());
+
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("1", o.probes().get("noent"), o::describe);
+        assertEquals("1", o.probes().get("notdir"), o::describe);
+        int ran = Integer.parseInt(o.probes().get("ran"));
+        int failed = Integer.parseInt(o.probes().get("failed"));
+        assertEquals(1000, ran + failed, o::describe);
+        String prog = run.project().resolve("prog").toString();
+        long recordedRuns = 0;
+        long recordedMisses = 0;
+        for (JsonNode r : ofKind(o.audit(), AuditRecord.KIND_EXEC)) {
+            JsonNode e = r.path("exec");
+            if (!e.path("path").asText().equals(prog)) {
+                continue;
+            }
+            if (e.path("missing").asBoolean()) {
+                recordedMisses += e.path("count").asLong();
+                assertTrue(e.path("argv").isEmpty() && !e.has("cwd"), "a miss reads no arguments: " + r);
+            } else {
+                recordedRuns += e.path("count").asLong();
+                assertEquals("[\"prog\",\"run\"]", e.path("argv").toString(), r::toString);
+            }
+        }
+        // A program renamed away after the supervisor found it fails unmarked (the record comes before the call);
+        // the other way round is what the answer rules out: no start that ran is recorded as missing.
+        assertEquals(1000, recordedRuns + recordedMisses, o::describe);
+        assertTrue(recordedMisses <= failed, "a miss recorded for a start that ran: " + o.describe());
+        assertTrue(recordedMisses > 0 && recordedRuns > 0, "the flipper never raced: " + o.describe());
+        for (String missing :
+                List.of("/nonexistent-dir/x", run.project().resolve("flip/x").toString())) {
+            assertTrue(
+                    ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                            .anyMatch(r -> r.path("exec").path("path").asText().equals(missing)
+                                    && r.path("exec").path("missing").asBoolean()),
+                    missing + " " + o.describe());
+        }
+        JsonNode end = o.audit().get(o.audit().size() - 1);
+        assertEquals(1 + recordedRuns, end.path("programs").asLong(), end::toString);
+    }
+
+    @Test
     void aCallNamingMemoryTheSupervisorCannotReadIsRefusedAndRecordedAndSecretMemoryIsDenied() throws Exception {
         AgentjailRun run = AgentjailRun.in(dir);
         Path binary = compile(run, "unreadable", """
