@@ -9,10 +9,13 @@ import dev.agentjail.proxy.handoff.NotifierSink;
 import dev.agentjail.proxy.redact.Redactor;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
@@ -49,6 +52,8 @@ import java.util.concurrent.TimeUnit;
  * the copy the launcher kept, and the events it lets go on are counted in {@code audit-gap} records.
  */
 public final class ExecFileAudit implements NotifierSink, AutoCloseable {
+    private static final ByteBufAllocator LINK_ALLOCATOR = new PooledByteBufAllocator(true, 0, 1, 4096, 4, 0, 0, true);
+
     /** The socket's name in the hand-off socket's directory. */
     public static final String SOCKET_NAME = "audit.sock";
 
@@ -164,6 +169,10 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(group)
                 .channel(EpollServerDomainSocketChannel.class)
+                // The launcher runs Netty unpooled (bin/agentjail); this link reads once or more per exec event, and
+                // a fresh direct buffer each time was 7 % of its audit thread's CPU on a build (docs/benchmarks.md
+                // run 29). One small pool for it: a 64 KiB chunk, no thread caches.
+                .childOption(ChannelOption.ALLOCATOR, LINK_ALLOCATOR)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {

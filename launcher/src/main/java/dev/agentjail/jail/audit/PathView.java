@@ -1,6 +1,5 @@
 package dev.agentjail.jail.audit;
 
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 
 /**
@@ -33,26 +32,28 @@ final class PathView {
         if (given == null || given.isEmpty() || (given.equals("?") && base == null)) {
             return given == null ? "?" : given;
         }
-        try {
-            Path path = Path.of(given);
-            if (!path.isAbsolute()) {
-                if (base == null) {
-                    return given;
-                }
-                if (!base.startsWith("/")) {
-                    return UNKNOWN_BASE + given;
-                }
-                path = Path.of(base).resolve(path);
-            }
-            return withoutDots(path.toString());
-        } catch (InvalidPathException e) {
-            // A NUL cannot reach here (the supervisor stops at it); anything else odd is named as given.
+        // As text, as Path.resolve and the walk below would join them (a Path would also depend on the locale's
+        // encoding, and cost a quarter of an exec record's work: docs/benchmarks.md run 29).
+        if (given.indexOf('\0') >= 0) {
+            return given; // the supervisor stops at a NUL: none can reach here
+        }
+        if (given.charAt(0) == '/') {
+            return withoutDots(given);
+        }
+        if (base == null) {
             return given;
         }
+        if (!base.startsWith("/")) {
+            return UNKNOWN_BASE + given;
+        }
+        return withoutDots(base + '/' + given);
     }
 
     /** An absolute path without {@code .} components and repeated slashes; {@code ..} kept. */
     private static String withoutDots(String absolute) {
+        if (clean(absolute)) {
+            return absolute;
+        }
         StringBuilder out = new StringBuilder(absolute.length());
         for (String part : absolute.split("/")) {
             if (!part.isEmpty() && !part.equals(".")) {
@@ -60,6 +61,24 @@ final class PathView {
             }
         }
         return out.isEmpty() ? "/" : out.toString();
+    }
+
+    /** Whether {@code absolute} is already as {@link #withoutDots} makes it: {@code /}, or no empty or {@code .} part. */
+    private static boolean clean(String absolute) {
+        int n = absolute.length();
+        if (n == 1) {
+            return true;
+        }
+        if (absolute.charAt(n - 1) == '/') {
+            return false;
+        }
+        for (int i = absolute.indexOf('/'); i >= 0; i = absolute.indexOf('/', i + 1)) {
+            char next = absolute.charAt(i + 1);
+            if (next == '/' || (next == '.' && (i + 2 == n || absolute.charAt(i + 2) == '/'))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** {@code given} (joined to {@code base}) as a record names it. */

@@ -45,10 +45,12 @@ import org.slf4j.LoggerFactory;
  * the file whenever another writer has touched it since.
  *
  * <p>The lock is leased: taking it, checking the file and giving it back cost three system calls, as much as the
- * write itself, so a writer that appends keeps it between appends and writes without looking at the file again. A
- * writer waiting for the lock says so with a shared lock on byte 1; the holder looks for one every {@link #LEASE_TICK}
- * on a background thread and then gives the lock back and takes it per append for {@link #SHARED_PERIOD}, as it does
- * after {@link #LEASE_IDLE} without an append. The file is looked at again at least every {@link #LEASE_REFOLLOW}, so
+ * write itself, so a writer that appends again within {@link #LEASE_IDLE} of an append that took the lock keeps it
+ * between appends and writes without looking at the file again (one that appends less often takes it per append: a
+ * lease would cost it more in checks than it saves). A writer waiting for the lock says so with a shared lock on byte
+ * 1; the holder looks for one at its first append {@link #LEASE_TICK} after its last look, and every
+ * {@link #LEASE_BACKGROUND_TICK} on a background thread when it does not append, and then gives the lock back and
+ * takes it per append for {@link #SHARED_PERIOD}, as it does after {@link #LEASE_IDLE} without an append. The file is looked at again at least every {@link #LEASE_REFOLLOW}, so
  * a log renamed or removed by someone else is followed even under constant load.
  */
 public final class FileAuditLog implements AuditSink {
@@ -73,8 +75,15 @@ public final class FileAuditLog implements AuditSink {
     /** A failed rotation (say, the directory became read-only) is not retried on every append. */
     private static final Duration ROTATION_RETRY = Duration.ofMinutes(1);
 
-    /** How often a held lease is checked for waiting writers, idleness and age. */
+    /** How often an append under a lease checks it for waiting writers, idleness and age. */
     static final Duration LEASE_TICK = Duration.ofMillis(1);
+
+    /**
+     * How often a background thread checks a held lease. Not {@link #LEASE_TICK}: a thread woken every millisecond
+     * while a session appends every few cost a third of the launcher's audit CPU (docs/benchmarks.md run 29); a busy
+     * writer checks at its appends instead.
+     */
+    static final Duration LEASE_BACKGROUND_TICK = Duration.ofMillis(5);
 
     /** A lease with no append for this long is given back. */
     static final Duration LEASE_IDLE = Duration.ofMillis(10);
@@ -172,6 +181,9 @@ public final class FileAuditLog implements AuditSink {
     private long sharedUntil; // guarded by lock: System.nanoTime() before which no lease is kept
     private volatile boolean tickScheduled; // set under the lock; a tick that finds it taken reschedules itself
     private volatile boolean checkDue; // a tick asks the next append (or itself) to run leaseCheck
+    private long checkedAt; // guarded by lock: System.nanoTime() of the last leaseCheck
+    private long lockedAt; // guarded by lock: System.nanoTime() of the last append that took the process lock itself
+    private boolean lockedOnce; // guarded by lock: lockedAt is set
 
     FileAuditLog(Path file, StorageOpener opener, Options options) throws IOException {
         this(file, opener, options, LEASE_IDLE);
@@ -351,7 +363,7 @@ public final class FileAuditLog implements AuditSink {
     private void write(List<byte[]> jsons) throws AuditUnavailableException {
         ByteBuffer buffer = null;
         long now = System.nanoTime();
-        if (lease != null && checkDue) {
+        if (lease != null && (checkDue || now - checkedAt >= LEASE_TICK.toNanos())) {
             // A busy writer checks its lease itself: the tick cannot count on getting the lock between appends.
             leaseCheck(now);
         }
@@ -428,11 +440,15 @@ public final class FileAuditLog implements AuditSink {
      * lock held, after a write that took the process lock itself.
      */
     private void keepOrRelease(FileLock held, long now) {
-        if (position == null || now - sharedUntil < 0 || closed) {
+        boolean again = lockedOnce && now - lockedAt < leaseIdleNanos;
+        lockedAt = now;
+        lockedOnce = true;
+        if (!again || position == null || now - sharedUntil < 0 || closed) {
             releaseQuietly(held);
             return;
         }
         lease = held;
+        checkedAt = now; // the next look for waiting writers is due LEASE_TICK from here
         if (!tickScheduled) {
             scheduleTick();
         }
@@ -440,7 +456,7 @@ public final class FileAuditLog implements AuditSink {
 
     private void scheduleTick() {
         try {
-            syncer.schedule(this::leaseTick, LEASE_TICK.toNanos(), TimeUnit.NANOSECONDS);
+            syncer.schedule(this::leaseTick, LEASE_BACKGROUND_TICK.toNanos(), TimeUnit.NANOSECONDS);
             tickScheduled = true;
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // Closing: close() gives the lease back.
@@ -449,7 +465,7 @@ public final class FileAuditLog implements AuditSink {
     }
 
     /**
-     * Runs every {@link #LEASE_TICK} while a lease is held. It marks a check as due; when an append holds the lock, that
+     * Runs every {@link #LEASE_BACKGROUND_TICK} while a lease is held. It marks a check as due; when an append holds the lock, that
      * append runs the check, otherwise the tick runs it itself.
      */
     private void leaseTick() {
@@ -479,7 +495,7 @@ public final class FileAuditLog implements AuditSink {
 
     private void reschedule() {
         try {
-            syncer.schedule(this::leaseTick, LEASE_TICK.toNanos(), TimeUnit.NANOSECONDS);
+            syncer.schedule(this::leaseTick, LEASE_BACKGROUND_TICK.toNanos(), TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // Closing: close() gives the lease back.
         }
@@ -491,6 +507,7 @@ public final class FileAuditLog implements AuditSink {
      */
     private void leaseCheck(long now) {
         checkDue = false;
+        checkedAt = now;
         if (othersWaiting()) {
             sharedUntil = now + SHARED_PERIOD.toNanos();
             endLease();
