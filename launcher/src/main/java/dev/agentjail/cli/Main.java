@@ -44,6 +44,11 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         machineId();
+        // Netty's pooled allocators report chunk allocations as JFR events, and the first report loads the JFR event
+        // machinery: ~0.1 s of CPU in a session whose audit link reads from a pool (docs/benchmarks.md run 29).
+        if (System.getProperty("io.netty.jfr.enabled") == null) {
+            System.setProperty("io.netty.jfr.enabled", "false");
+        }
         if (args.length > 0 && args[0].equals("run")) {
             Prewarm.start();
         }
