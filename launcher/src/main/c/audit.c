@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/capability.h>
 #include <linux/kcmp.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
@@ -94,6 +95,7 @@
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)
 #define AT_FDCWD_VALUE (-100)
 #define AT_EMPTY_PATH_VALUE 0x1000
+#define AT_SYMLINK_NOFOLLOW_VALUE 0x100
 #define AT_REMOVEDIR_VALUE 0x200
 
 /* Bounds: a path as the kernel takes it, arguments as a record keeps them (docs/audit-log.md). */
@@ -1257,6 +1259,35 @@ static int jail_root(pid_t tid) {
     return root;
 }
 
+/*
+ * A missing program's look-up must see the file tree as the caller does. A supervisor root started holds
+ * CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, which the jail's processes lack: through a directory the caller cannot
+ * search it would find a name missing where the kernel answers the caller EACCES, and its ENOENT would change the
+ * call's outcome and tell the caller whether the name is there. The look-up runs with the two out of the effective
+ * set (the supervisor's uid and groups are the jail's: its user, or root's without capabilities). 0 when done, or
+ * when there is nothing to drop; -1 when the set could not be changed (no look-up may be trusted then).
+ */
+static int lookup_caps_state = -1; /* -1 not looked at yet, 0 nothing to drop, 1 dropped around each look-up */
+static struct __user_cap_data_struct caps_held[_LINUX_CAPABILITY_U32S_3];
+static struct __user_cap_data_struct caps_lookup[_LINUX_CAPABILITY_U32S_3];
+
+static int lookup_caps(int lookup) {
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    if (lookup_caps_state < 0) {
+        if (syscall(SYS_capget, &header, caps_held) != 0) {
+            return -1;
+        }
+        memcpy(caps_lookup, caps_held, sizeof caps_held);
+        uint32_t dac = (1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH);
+        caps_lookup[0].effective &= ~dac;
+        lookup_caps_state = (caps_held[0].effective & dac) != 0;
+    }
+    if (lookup_caps_state == 0) {
+        return 0;
+    }
+    return syscall(SYS_capset, &header, lookup ? caps_lookup : caps_held) == 0 ? 0 : -1;
+}
+
 static int program_missing(pid_t tid, const char *path, const char *base) {
     static char full[2 * PATH_BYTES + 2];
     static char again[2 * PATH_BYTES + 2];
@@ -1282,6 +1313,9 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     }
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    if (lookup_caps(1) != 0) {
+        return 0;
+    }
     long fd = syscall(__NR_openat2, rootfd, full, &how, sizeof how);
     if (fd < 0 && errno == ELOOP) {
         const char *first = full + strspn(full, "/");
@@ -1308,6 +1342,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     if (fd >= 0) {
         close((int) fd);
     }
+    lookup_caps(0);
     return missing;
 }
 
@@ -1445,7 +1480,9 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     field_number(f, TAG_PID, jail_tgid);
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
     field_number(f, TAG_UID, uid);
-    if (base == NULL && (missing == ENOENT || missing == ENOTDIR)) {
+    /* execveat's flags are checked before its path is looked up: only those every kernel takes are answered. */
+    int plain = s->flags < 0 || (req->data.args[s->flags] & ~(unsigned long long) (AT_SYMLINK_NOFOLLOW_VALUE | AT_EMPTY_PATH_VALUE)) == 0;
+    if (base == NULL && plain && (missing == ENOENT || missing == ENOTDIR)) {
         /*
          * A miss of an absolute path (two thirds of a build's exec events: each PATH search tries every directory
          * before the one holding the program) is answered here with the kernel's own errno: nothing runs, so its

@@ -12,6 +12,7 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -148,7 +149,9 @@ class ExecFileAuditTest {
                 #include <pthread.h>
                 #include <stdatomic.h>
                 #include <stdio.h>
+                #include <fcntl.h>
                 #include <string.h>
+                #include <sys/syscall.h>
                 #include <sys/wait.h>
                 #include <unistd.h>
                 static atomic_int stop;
@@ -192,16 +195,35 @@ class ExecFileAuditTest {
                     snprintf(through_file, sizeof through_file, "%s/flip/x", here);
                     execv(through_file, args);
                     int notdir = errno;
-                    printf("ran=%d\\nfailed=%d\\nnoent=%d\\nnotdir=%d\\n", ran, failed, noent == ENOENT, notdir == ENOTDIR);
+                    /* Behind a directory the caller may not search: the kernel's EACCES, whatever the supervisor may
+                     * search (as root, it could); with a flag execveat refuses: its EINVAL, before any look-up. */
+                    char locked[4200];
+                    snprintf(locked, sizeof locked, "%s/locked/x", here);
+                    execv(locked, args);
+                    int acces = errno;
+                    char *env[] = {0};
+                    syscall(SYS_execveat, AT_FDCWD, "/nonexistent-dir/x", args, env, 0x8000);
+                    int inval = errno;
+                    printf("ran=%d\\nfailed=%d\\nnoent=%d\\nnotdir=%d\\nacces=%d\\ninval=%d\\n", ran, failed,
+                           noent == ENOENT, notdir == ENOTDIR, acces == EACCES, inval == EINVAL);
                     return 0;
                 }
                 """);
 
-        AgentjailRun.Outcome o = run.run(binary.toString());
+        Path locked = Files.createDirectory(run.project().resolve("locked"));
+        Files.setPosixFilePermissions(locked, Set.of());
+        AgentjailRun.Outcome o;
+        try {
+            o = run.run(binary.toString());
+        } finally {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+        }
 
         assertEquals(0, o.exitCode(), o::describe);
         assertEquals("1", o.probes().get("noent"), o::describe);
         assertEquals("1", o.probes().get("notdir"), o::describe);
+        assertEquals("1", o.probes().get("acces"), "a miss the caller could not have seen: " + o.describe());
+        assertEquals("1", o.probes().get("inval"), o::describe);
         int ran = Integer.parseInt(o.probes().get("ran"));
         int failed = Integer.parseInt(o.probes().get("failed"));
         assertEquals(1000, ran + failed, o::describe);
@@ -235,7 +257,8 @@ class ExecFileAuditTest {
                     missing + " " + o.describe());
         }
         JsonNode end = o.audit().get(o.audit().size() - 1);
-        assertEquals(1 + recordedRuns, end.path("programs").asLong(), end::toString);
+        // flip itself, the starts recorded as run, and the one behind the locked directory (it failed, unmarked).
+        assertEquals(2 + recordedRuns, end.path("programs").asLong(), end::toString);
     }
 
     @Test
