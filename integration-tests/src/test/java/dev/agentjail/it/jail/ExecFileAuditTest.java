@@ -12,7 +12,6 @@ import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -151,6 +150,7 @@ class ExecFileAuditTest {
                 #include <stdio.h>
                 #include <fcntl.h>
                 #include <string.h>
+                #include <sys/stat.h>
                 #include <sys/syscall.h>
                 #include <sys/wait.h>
                 #include <unistd.h>
@@ -197,10 +197,14 @@ class ExecFileAuditTest {
                     int notdir = errno;
                     /* Behind a directory the caller may not search: the kernel's EACCES, whatever the supervisor may
                      * search (as root, it could); with a flag execveat refuses: its EINVAL, before any look-up. */
+                    /* Made here, not before the session: the launcher refuses a project it cannot read whole. */
+                    mkdir("locked", 0700);
+                    chmod("locked", 0);
                     char locked[4200];
                     snprintf(locked, sizeof locked, "%s/locked/x", here);
                     execv(locked, args);
                     int acces = errno;
+                    chmod("locked", 0700);
                     char *env[] = {0};
                     syscall(SYS_execveat, AT_FDCWD, "/nonexistent-dir/x", args, env, 0x8000);
                     int inval = errno;
@@ -210,14 +214,7 @@ class ExecFileAuditTest {
                 }
                 """);
 
-        Path locked = Files.createDirectory(run.project().resolve("locked"));
-        Files.setPosixFilePermissions(locked, Set.of());
-        AgentjailRun.Outcome o;
-        try {
-            o = run.run(binary.toString());
-        } finally {
-            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
-        }
+        AgentjailRun.Outcome o = run.run(binary.toString());
 
         assertEquals(0, o.exitCode(), o::describe);
         assertEquals("1", o.probes().get("noent"), o::describe);
