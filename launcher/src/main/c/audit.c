@@ -1235,16 +1235,6 @@ static const char *path_field(struct frame *f, struct caller *c, const struct se
 }
 
 /*
- * Whether the program an exec names is not in the caller's file tree, as the supervisor finds it just before the kernel
- * would look: ENOENT or ENOTDIR when it is missing (a PATH search's misses), ENAMETOOLONG for a component the kernel
- * refuses whatever the directory, 0 otherwise. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without following
- * any symbolic link, because links such as /proc/self or /dev/fd resolve differently for the supervisor (it is no
- * process of the jail): a path with a link on its way counts as found, except a plain relative link as its first
- * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. An absolute path found missing is
- * answered by the supervisor with that errno (see exec_fields): the kernel would give the same answer, and the record's
- * "missing" is then a fact, not a guess a process creating the file in between could make wrong.
- */
-/*
  * The jail's root directory, opened once (/proc/TID/root of the first caller that needs it): every process of the jail
  * has the same one, since its deny filter refuses chroot, pivot_root, setns and unshare. An open and a close fewer per
  * exec.
@@ -1288,6 +1278,16 @@ static int lookup_caps(int lookup) {
     return syscall(SYS_capset, &header, lookup ? caps_lookup : caps_held) == 0 ? 0 : -1;
 }
 
+/*
+ * Whether the program an exec names is not in the caller's file tree, as the supervisor finds it just before the kernel
+ * would look: ENOENT or ENOTDIR when it is missing (a PATH search's misses), ENAMETOOLONG for a component the kernel
+ * refuses whatever the directory, 0 otherwise. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without following
+ * any symbolic link, because links such as /proc/self or /dev/fd resolve differently for the supervisor (it is no
+ * process of the jail): a path with a link on its way counts as found, except a plain relative link as its first
+ * component (/bin -> usr/bin, the jail's merged /usr), which is followed by hand. An absolute path found missing is
+ * answered by the supervisor with that errno (see exec_fields): the kernel would give the same answer, and the record's
+ * "missing" is then a fact, not a guess a process creating the file in between could make wrong.
+ */
 static int program_missing(pid_t tid, const char *path, const char *base) {
     static char full[2 * PATH_BYTES + 2];
     static char again[2 * PATH_BYTES + 2];
@@ -1481,7 +1481,8 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     field_number(f, TAG_PPID, ppid > 0 ? jail_pid((pid_t) ppid) : -1);
     field_number(f, TAG_UID, uid);
     /* execveat's flags are checked before its path is looked up: only those every kernel takes are answered. */
-    int plain = s->flags < 0 || (req->data.args[s->flags] & ~(unsigned long long) (AT_SYMLINK_NOFOLLOW_VALUE | AT_EMPTY_PATH_VALUE)) == 0;
+    unsigned long long known = AT_SYMLINK_NOFOLLOW_VALUE | AT_EMPTY_PATH_VALUE;
+    int plain = s->flags < 0 || (req->data.args[s->flags] & ~known) == 0;
     if (base == NULL && plain && (missing == ENOENT || missing == ENOTDIR)) {
         /*
          * A miss of an absolute path (two thirds of a build's exec events: each PATH search tries every directory
@@ -1693,8 +1694,7 @@ static int changes_directories(const struct audited *s, const struct seccomp_not
     return s->nr == __NR_unlinkat && (req->data.args[2] & AT_REMOVEDIR_VALUE) != 0;
 }
 
-/* Lets the call go on, or with REFUSE answers it EFAULT, as the kernel answers memory it cannot read. */
-/* Lets the call go on, or with ERROR answers it with that errno instead. */
+/* Lets the call go on, or with ERROR answers it with that errno instead (EFAULT for memory it cannot read). */
 static int respond(int notify, const struct seccomp_notif *req, struct seccomp_notif_resp *resp, int error) {
     resp->id = req->id;
     resp->val = 0;
@@ -1746,7 +1746,8 @@ static int handle(struct supervisor *sv, struct seccomp_notif *req, struct secco
         cwd_changing((pid_t) req->pid, jail_pid((pid_t) req->pid), s->nr, MOVES_SHARED);
         return respond(sv->notify, req, resp, 0) >= 0 ? 0 : -1;
     }
-    struct caller c = {.tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0, .answer = 0};
+    struct caller c = {
+        .tid = (pid_t) req->pid, .process = 0, .mem = -1, .vm_readv = 1, .racy = 0, .unreadable = 0, .answer = 0};
     unsigned long long flags2 = 0;
     int wanted = 1;
     static char socket_path[PATH_BYTES];

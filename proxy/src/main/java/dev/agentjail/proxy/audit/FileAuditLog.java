@@ -50,8 +50,9 @@ import org.slf4j.LoggerFactory;
  * lease would cost it more in checks than it saves). A writer waiting for the lock says so with a shared lock on byte
  * 1; the holder looks for one at its first append {@link #LEASE_TICK} after its last look, and every
  * {@link #LEASE_BACKGROUND_TICK} on a background thread when it does not append, and then gives the lock back and
- * takes it per append for {@link #SHARED_PERIOD}, as it does after {@link #LEASE_IDLE} without an append. The file is looked at again at least every {@link #LEASE_REFOLLOW}, so
- * a log renamed or removed by someone else is followed even under constant load.
+ * takes it per append for {@link #SHARED_PERIOD}, as it does after {@link #LEASE_IDLE} without an append. The file is
+ * looked at again at least every {@link #LEASE_REFOLLOW}, so a log renamed or removed by someone else is followed even
+ * under constant load.
  */
 public final class FileAuditLog implements AuditSink {
 
