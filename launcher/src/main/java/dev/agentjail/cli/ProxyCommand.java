@@ -12,6 +12,7 @@ import dev.agentjail.proxy.ProxyConfig;
 import dev.agentjail.proxy.ProxyServer;
 import dev.agentjail.proxy.Timeouts;
 import dev.agentjail.proxy.audit.FileAuditLog;
+import dev.agentjail.proxy.audit.LockWaitException;
 import dev.agentjail.proxy.http.HttpLimits;
 import dev.agentjail.proxy.net.SystemResolver;
 import java.io.IOException;
@@ -47,6 +48,15 @@ import picocli.CommandLine.Spec;
 final class ProxyCommand implements Callable<Integer> {
     /** What to do about an audit log that cannot be opened: said after the OS reason, by run and by proxy. */
     static final String AUDIT_LOG_WAY_OUT = "; pass --audit-log FILE in a directory you can write";
+
+    /** What to do about a log that cannot be opened: another place, or, for a lock held too long, who to look at. */
+    static String auditLogWayOut(IOException e) {
+        if (e instanceof LockWaitException) {
+            return "; it is the lock of another agentjail writing to the same log (stopped, or starved of CPU): let it"
+                    + " finish or stop it, or pass --audit-log FILE to write a log of this session's own";
+        }
+        return AUDIT_LOG_WAY_OUT;
+    }
 
     @Spec
     CommandSpec spec;
@@ -124,7 +134,7 @@ final class ProxyCommand implements Callable<Integer> {
             inspection.close();
             throw new CliException(
                     ExitCodes.ENVIRONMENT,
-                    "cannot open audit log " + logPath + ": " + IoErrors.describe(logPath, e) + AUDIT_LOG_WAY_OUT,
+                    "cannot open audit log " + logPath + ": " + IoErrors.describe(logPath, e) + auditLogWayOut(e),
                     e);
         }
         ExecutorService dns = DnsExecutors.create();

@@ -247,7 +247,7 @@ final class Session {
             throw new CliException(
                     ExitCodes.ENVIRONMENT,
                     "cannot open audit log " + auditLog + ": " + IoErrors.describe(auditLog, e)
-                            + ProxyCommand.AUDIT_LOG_WAY_OUT,
+                            + ProxyCommand.auditLogWayOut(e),
                     e);
         }
         audit = new CountingAuditSink(file);

@@ -71,6 +71,14 @@ public final class FileAuditLog implements AuditSink {
     /** How long an append waits for another process's append (a few microseconds normally) before failing closed. */
     private static final Duration LOCK_WAIT = Duration.ofSeconds(2);
 
+    /**
+     * How long opening waits for the lock. Longer than {@link #LOCK_WAIT}: a session that starts while another writer
+     * is stalled (a machine so loaded that a process gets no CPU for seconds) would rather start late than not at all,
+     * and nothing is waiting on its records yet. It says on its log after {@link #LOCK_WAIT} that it waits, and for
+     * which process.
+     */
+    static final Duration OPEN_LOCK_WAIT = Duration.ofSeconds(30);
+
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     /** A failed rotation (say, the directory became read-only) is not retried on every append. */
@@ -91,6 +99,19 @@ public final class FileAuditLog implements AuditSink {
 
     /** After another writer was seen waiting, the lock is taken per append for this long before leasing again. */
     static final Duration SHARED_PERIOD = Duration.ofMillis(50);
+
+    /**
+     * In {@link #SHARED_PERIOD}, a writer that finds others waiting lets them take the lock first, for at most this
+     * long: fcntl locks are not handed over in order, and a writer that takes the lock again a microsecond after
+     * giving it back can keep one that polls for it out until its {@link #LOCK_WAIT} runs out.
+     */
+    static final Duration HANDOVER_WAIT = Duration.ofMillis(50);
+
+    /**
+     * After a waiter did not take the lock within {@link #HANDOVER_WAIT} (stopped, or gone without unlocking yet), no
+     * hand-over is waited for during this long, so that a stopped process costs a busy writer at most 5 % of its time.
+     */
+    static final Duration HANDOVER_PAUSE = Duration.ofSeconds(1);
 
     /** Under a lease the file is looked at again (lstat, and the tail if it changed) at least this often. */
     static final Duration LEASE_REFOLLOW = Duration.ofMillis(100);
@@ -165,6 +186,7 @@ public final class FileAuditLog implements AuditSink {
     private final ScheduledExecutorService syncer; // the group commit and the lease's ticks, on two threads
     private final ReentrantLock lock = new ReentrantLock();
     private final long leaseIdleNanos;
+    private final long handoverWaitNanos;
     private final AtomicBoolean dirty = new AtomicBoolean();
     private volatile Storage storage; // replaced only under lock; null after a failed write until reopened
     private volatile boolean writeFailed;
@@ -184,15 +206,25 @@ public final class FileAuditLog implements AuditSink {
     private volatile boolean checkDue; // a tick asks the next append (or itself) to run leaseCheck
     private long checkedAt; // guarded by lock: System.nanoTime() of the last leaseCheck
     private long lockedAt; // guarded by lock: System.nanoTime() of the last append that took the process lock itself
+    private long handoverPausedUntil; // guarded by lock: System.nanoTime() before which no hand-over is waited for
     private boolean lockedOnce; // guarded by lock: lockedAt is set
 
     FileAuditLog(Path file, StorageOpener opener, Options options) throws IOException {
         this(file, opener, options, LEASE_IDLE);
     }
 
-    /** {@code leaseIdle}: tests lengthen it so that only the check for waiting writers can end a lease. */
     FileAuditLog(Path file, StorageOpener opener, Options options, Duration leaseIdle) throws IOException {
+        this(file, opener, options, leaseIdle, HANDOVER_WAIT);
+    }
+
+    /**
+     * {@code leaseIdle}: tests lengthen it so that only the check for waiting writers can end a lease; {@code
+     * handoverWait}: tests lengthen it so that a waiter's turn does not depend on the scheduler.
+     */
+    FileAuditLog(Path file, StorageOpener opener, Options options, Duration leaseIdle, Duration handoverWait)
+            throws IOException {
         this.leaseIdleNanos = leaseIdle.toNanos();
+        this.handoverWaitNanos = handoverWait.toNanos();
         this.file = file.toAbsolutePath();
         this.lockFile = this.file.resolveSibling("." + this.file.getFileName() + ".lock");
         this.name = this.file.toString();
@@ -203,7 +235,7 @@ public final class FileAuditLog implements AuditSink {
         lock.lock();
         try {
             // Fails here, not at the first request, if the file, its lock or its chain cannot be read.
-            FileLock held = lockProcesses();
+            FileLock held = lockProcesses(OPEN_LOCK_WAIT);
             try {
                 follow();
             } finally {
@@ -219,6 +251,7 @@ public final class FileAuditLog implements AuditSink {
             lock.unlock();
         }
         this.sharedUntil = System.nanoTime();
+        this.handoverPausedUntil = this.sharedUntil;
         // Two threads: a slow fsync must not keep the lease from being given back to a waiting writer.
         this.syncer = Executors.newScheduledThreadPool(2, task -> {
             Thread thread = new Thread(task, "agentjail-audit-sync");
@@ -255,9 +288,14 @@ public final class FileAuditLog implements AuditSink {
 
     /** As {@link #open(Path, Options)}, with a lease that is never given back for idleness (tests). */
     static FileAuditLog openWithoutIdleRelease(Path file, Options options) throws IOException {
+        return openWithoutIdleRelease(file, options, HANDOVER_WAIT);
+    }
+
+    /** As {@link #openWithoutIdleRelease(Path, Options)}, letting waiters in for up to {@code handoverWait}. */
+    static FileAuditLog openWithoutIdleRelease(Path file, Options options, Duration handoverWait) throws IOException {
         Path absolute = file.toAbsolutePath();
         Files.createDirectories(absolute.getParent(), DIR_MODE);
-        return new FileAuditLog(absolute, FileAuditLog::openFile, options, Duration.ofDays(1));
+        return new FileAuditLog(absolute, FileAuditLog::openFile, options, Duration.ofDays(1), handoverWait);
     }
 
     static Storage openFile(Path path) throws IOException {
@@ -371,7 +409,7 @@ public final class FileAuditLog implements AuditSink {
         FileLock held = lease;
         try {
             if (held == null) {
-                held = lockProcesses();
+                held = lockProcesses(LOCK_WAIT);
                 follow();
                 leaseFollowedAt = now;
             } else if (refollow || storage == null || position == null) {
@@ -624,28 +662,31 @@ public final class FileAuditLog implements AuditSink {
 
     /**
      * Takes the advisory lock that orders appends between processes (and between logs on the same file in this JVM),
-     * waiting at most {@link #LOCK_WAIT}.
+     * waiting at most {@code wait}. Shortly after others were seen waiting, they are let in first ({@link
+     * #HANDOVER_WAIT}).
      */
-    private FileLock lockProcesses() throws IOException {
-        long deadline = System.nanoTime() + LOCK_WAIT.toNanos();
+    private FileLock lockProcesses(Duration wait) throws IOException {
+        long start = System.nanoTime();
+        long deadline = start + wait.toNanos();
         long backoff = 10_000;
+        boolean told = false;
         FileLock waiting = null;
         try {
+            openLockChannel();
+            if (start - sharedUntil < 0 && start - handoverPausedUntil >= 0) {
+                handOver(start);
+            }
             while (true) {
-                if (lockChannel == null || !lockChannel.isOpen()) {
-                    lockChannel = FileChannel.open(
-                            lockFile,
-                            // READ too: the waiting byte is locked shared, which needs a readable channel.
-                            Set.of(
-                                    StandardOpenOption.CREATE,
-                                    StandardOpenOption.READ,
-                                    StandardOpenOption.WRITE,
-                                    LinkOption.NOFOLLOW_LINKS),
-                            FILE_MODE);
-                }
+                openLockChannel();
                 try {
                     FileLock held = lockChannel.tryLock(APPEND_BYTE, 1, false);
                     if (held != null) {
+                        if (told) {
+                            LOG.warn(
+                                    "audit log {}: got its lock after {} ms",
+                                    name,
+                                    (System.nanoTime() - start) / 1_000_000);
+                        }
                         return held;
                     }
                 } catch (OverlappingFileLockException e) {
@@ -654,8 +695,18 @@ public final class FileAuditLog implements AuditSink {
                 if (waiting == null) {
                     waiting = announceWaiting();
                 }
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IOException("the lock " + lockFile + " has been held by another writer for " + LOCK_WAIT);
+                long now = System.nanoTime();
+                if (now - deadline > 0) {
+                    throw new LockWaitException(lockFile, wait, LockHolders.describe(lockFile, APPEND_BYTE));
+                }
+                if (!told && wait.compareTo(LOCK_WAIT) > 0 && now - start > LOCK_WAIT.toNanos()) {
+                    told = true;
+                    LOG.warn(
+                            "audit log {}: waiting for its lock {}, held by {}, for up to {} s",
+                            name,
+                            lockFile,
+                            LockHolders.describe(lockFile, APPEND_BYTE),
+                            wait.toSeconds());
                 }
                 LockSupport.parkNanos(backoff);
                 backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
@@ -664,6 +715,36 @@ public final class FileAuditLog implements AuditSink {
             if (waiting != null && waiting.isValid()) {
                 releaseQuietly(waiting);
             }
+        }
+    }
+
+    private void openLockChannel() throws IOException {
+        if (lockChannel == null || !lockChannel.isOpen()) {
+            lockChannel = FileChannel.open(
+                    lockFile,
+                    // READ too: the waiting byte is locked shared, which needs a readable channel.
+                    Set.of(
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.READ,
+                            StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS),
+                    FILE_MODE);
+        }
+    }
+
+    /**
+     * Waits, at most {@link #HANDOVER_WAIT}, until no other writer says it waits: each waiter lets go of the waiting
+     * byte once it holds the append lock, which this writer does not take meanwhile. Called with the lock held.
+     */
+    private void handOver(long start) {
+        long backoff = 10_000;
+        while (othersWaiting()) {
+            if (System.nanoTime() - start > handoverWaitNanos) {
+                handoverPausedUntil = System.nanoTime() + HANDOVER_PAUSE.toNanos();
+                return;
+            }
+            LockSupport.parkNanos(backoff);
+            backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS / 4);
         }
     }
 

@@ -3,11 +3,16 @@ package dev.agentjail.proxy.audit;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -297,6 +302,113 @@ class FileAuditLogChainTest {
             stop.set(true);
             pool.shutdownNow();
         }
+    }
+
+    @Test
+    void aWaiterIsHandedTheLockAndTheWriterDoesNotTakeItBackBeforeThen() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Path lockFile = dir.resolve(".audit.jsonl.lock");
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        // A hand-over window far longer than the test's pause, so the outcome does not depend on the scheduler.
+        try (FileAuditLog holder = FileAuditLog.openWithoutIdleRelease(
+                        file,
+                        FileAuditLog.Options.defaults().withSyncInterval(Duration.ofHours(1)),
+                        Duration.ofSeconds(20));
+                FileChannel waiter = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            holder.append(record("holder", "/first"));
+            Future<Integer> busy = pool.submit(() -> {
+                int n = 0;
+                while (!stop.get()) {
+                    holder.append(record("holder", "/" + n++));
+                }
+                return n;
+            });
+            // A waiter that says it waits and then looks only once, 30 ms later. Without the hand-over the holder
+            // takes the lock again after each append and a single look finds it free only by luck.
+            int rounds = 20;
+            int got = 0;
+            for (int i = 0; i < rounds; i++) {
+                FileLock waiting = null;
+                while (waiting == null) {
+                    try {
+                        waiting = waiter.tryLock(1, 1, true);
+                    } catch (OverlappingFileLockException e) {
+                        // the holder is looking for waiters right now
+                    }
+                }
+                Thread.sleep(30);
+                FileLock held = null;
+                try {
+                    held = waiter.tryLock(0, 1, false);
+                } catch (OverlappingFileLockException e) {
+                    // the holder has it
+                }
+                waiting.release();
+                if (held != null) {
+                    got++;
+                    held.release();
+                }
+                Thread.sleep(5);
+            }
+            stop.set(true);
+            int appended = busy.get(30, TimeUnit.SECONDS);
+            assertEquals(rounds, got, "rounds in which the single look found the lock handed over");
+            assertTrue(appended > rounds, () -> "the holder went on appending: " + appended);
+            assertIntact(1 + appended, file);
+        } finally {
+            stop.set(true);
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void openingWaitsForALockHeldLongerThanAnAppendWouldWait() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Path lockFile = dir.resolve(".audit.jsonl.lock");
+        try (FileAuditLog first = open(file)) {
+            first.append(record("first", "/1"));
+        }
+        try (FileChannel other = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            FileLock held = other.lock(0, 1, false);
+            Thread releaser = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(3_000); // past the 2 s an append waits
+                    held.release();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            try (FileAuditLog second = open(file)) {
+                assertFalse(held.isValid(), "opened only once the lock was let go");
+                second.append(record("second", "/2"));
+            }
+            releaser.join();
+        }
+        assertIntact(2, file);
+    }
+
+    @Test
+    void anAppendThatWaitedTooLongSaysWhichProcessHeldTheLock() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Path lockFile = dir.resolve(".audit.jsonl.lock");
+        try (FileAuditLog log = open(file);
+                FileChannel other = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            log.append(record("s", "/1"));
+            Thread.sleep(FileAuditLog.LEASE_IDLE.toMillis() * 3); // the lease of that append has been given back
+            try (FileLock held = other.lock(0, 1, false)) {
+                AuditUnavailableException e =
+                        assertThrows(AuditUnavailableException.class, () -> log.append(record("s", "/2")));
+                LockWaitException cause = assertInstanceOf(LockWaitException.class, e.getCause());
+                assertTrue(
+                        cause.holder()
+                                .startsWith("process " + ProcessHandle.current().pid()),
+                        () -> cause.holder());
+                assertTrue(e.getMessage().contains("has been held by process "), e::getMessage);
+            }
+            log.append(record("s", "/3"));
+        }
+        assertIntact(2, file);
     }
 
     @Test
