@@ -4,12 +4,23 @@
 # (the file side of npm ci), a burst of 100,000 opens for writing, and the same burst as a bare C loop timed inside
 # the jail (microseconds per iteration, no session around it). The three settings alternate within each round, so they
 # share the machine's minutes; ROUNDS (default 3) rounds.
+#
+# A real C project too, when C_PROJECT names its source (a directory or a tarball): C_PROJECT_BUILD (default
+# "make -j2") and C_PROJECT_CLEAN (default "make clean") run in its top directory. Lua 5.4's source, for example:
+#   C_PROJECT=lua5.4_5.4.4.orig.tar.gz C_PROJECT_BUILD="make -j2 -C src linux-noreadline" bench/audit.sh
 set -euo pipefail
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 rounds=${ROUNDS:-3}
 work=$(mktemp -d /tmp/agentjail-audit-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-agentjail="$here/bin/agentjail"
+
+# The sessions run a copy of the CLI: bin/agentjail rebuilds its jar when a source changes, which must not happen
+# between two rounds (or within one) because someone edits the checkout meanwhile.
+"$here/bin/agentjail" --version >/dev/null
+mkdir -p "$work/cli/bin" "$work/cli/launcher/target"
+cp "$here/bin/agentjail" "$work/cli/bin/"
+cp "$here/launcher/target/agentjail.jar" "$work/cli/launcher/target/"
+agentjail="$work/cli/bin/agentjail"
 
 for setting in off exec files; do
   case $setting in
@@ -99,6 +110,22 @@ per_iteration() { # setting: the loop's microseconds per iteration, inside the j
     -- ./burstc 2>"$work/last.err") || { cat "$work/last.err" >&2; return 1; }
 }
 
+have_project=no
+if [ -n "${C_PROJECT:-}" ]; then
+  mkdir -p "$work/project"
+  if [ -d "$C_PROJECT" ]; then
+    cp -r "$C_PROJECT/." "$work/project/"
+  else
+    tar xf "$C_PROJECT" -C "$work/project"
+  fi
+  # A tarball with one top directory: build in it.
+  project=$work/project
+  if [ "$(find "$project" -mindepth 1 -maxdepth 1 | wc -l)" = 1 ] && [ -d "$(find "$project" -mindepth 1 -maxdepth 1)" ]; then
+    project=$(find "$project" -mindepth 1 -maxdepth 1)
+  fi
+  have_project=yes
+fi
+
 # A warm-up session first: the CLI jar and its class-data archive are made then, not in a measured run.
 run off "$work/c" true >/dev/null
 
@@ -109,6 +136,13 @@ for r in $(seq 1 "$rounds"); do
     t[$setting]=$(run "$setting" "$work/c" "make clean >/dev/null; make -j2 >/dev/null")
   done
   echo "make-j2 $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  if [ "$have_project" = yes ]; then
+    for setting in off exec files; do
+      t[$setting]=$(run "$setting" "$project" \
+        "${C_PROJECT_CLEAN:-make clean} >/dev/null 2>&1; ${C_PROJECT_BUILD:-make -j2} >/dev/null 2>&1")
+    done
+    echo "c-project $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+  fi
   # The issue's burst: 100,000 opens for writing in one loop (100 files, each truncated a thousand times).
   for setting in off exec files; do
     t[$setting]=$(run "$setting" "$work/c" \
