@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Wall time of real work inside the jail with the exec and file audit off, exec only, and exec + files
-# (docs/benchmarks.md, issue 20): make -j2 of a generated C project, unpacking a mid-size node_modules tree
-# (the file side of npm ci), a burst of 100,000 opens for writing, and the same burst as a bare C loop timed inside
-# the jail (microseconds per iteration, no session around it). The three settings alternate within each round, so they
-# share the machine's minutes; ROUNDS (default 3) rounds.
+# (docs/benchmarks.md, issue 20): make -j2 of a generated C project, unpacking a mid-size node_modules tree (the file
+# side of npm ci), npm ci of that project from a local cache, a burst of 100,000 opens for writing, and the same burst
+# as a bare C loop timed inside the jail (microseconds per iteration, no session around it). The three settings
+# alternate within each round, in an order that turns from round to round, so they share the machine's minutes;
+# ROUNDS (default 3) rounds. bench/notif-floor.c measures what the notification alone costs such a loop.
 #
 # A real C project too, when C_PROJECT names its source (a directory or a tarball): C_PROJECT_BUILD (default
 # "make -j2") and C_PROJECT_CLEAN (default "make clean") run in its top directory. Lua 5.4's source, for example:
@@ -62,7 +63,10 @@ cat > "$work/npm/package.json" <<'J'
  "dependencies": {"express": "^4", "lodash": "^4", "eslint": "^8", "typescript": "^5"}}
 J
 have_npm=no
-if command -v npm >/dev/null && (cd "$work/npm" && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
+# Its cache inside the project, and the lockfile with the packages' addresses, so that the jail's npm ci --offline
+# installs from the cache alone.
+if command -v npm >/dev/null && (cd "$work/npm" && npm install --cache ./cache --omit-lockfile-registry-resolved=false \
+  --no-audit --no-fund --loglevel=error >/dev/null 2>&1); then
   have_npm=yes
   (cd "$work/npm" && tar cf modules.tar node_modules && rm -rf node_modules)
   echo "node_modules: $(tar tf "$work/npm/modules.tar" | wc -l) entries"
@@ -116,7 +120,7 @@ if [ -n "${C_PROJECT:-}" ]; then
   if [ -d "$C_PROJECT" ]; then
     cp -r "$C_PROJECT/." "$work/project/"
   else
-    tar xf "$C_PROJECT" -C "$work/project"
+    tar xf "$C_PROJECT" -C "$work/project" --no-same-owner
   fi
   # A tarball with one top directory: build in it.
   project=$work/project
@@ -132,38 +136,58 @@ run off "$work/c" true >/dev/null
 echo "workload round off_ms exec_ms files_ms exec/off files/off"
 for r in $(seq 1 "$rounds"); do
   declare -A t=()
-  for setting in off exec files; do
+  # The settings take turns going first, so none always runs on the machine as the one before it left it.
+  case $((r % 3)) in 1) order="off exec files" ;; 2) order="exec files off" ;; 0) order="files off exec" ;; esac
+  for setting in $order; do
     t[$setting]=$(run "$setting" "$work/c" "make clean >/dev/null; make -j2 >/dev/null")
   done
   echo "make-j2 $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
   if [ "$have_project" = yes ]; then
-    for setting in off exec files; do
+    for setting in $order; do
       t[$setting]=$(run "$setting" "$project" \
         "${C_PROJECT_CLEAN:-make clean} >/dev/null 2>&1; ${C_PROJECT_BUILD:-make -j2} >/dev/null 2>&1")
     done
     echo "c-project $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
   fi
   # The issue's burst: 100,000 opens for writing in one loop (100 files, each truncated a thousand times).
-  for setting in off exec files; do
+  for setting in $order; do
     t[$setting]=$(run "$setting" "$work/c" \
       "python3 -c 'import os
 for i in range(100000): os.close(os.open(\"out/b%d\" % (i % 100), os.O_WRONLY | os.O_CREAT | os.O_TRUNC))'")
   done
   echo "burst-100k $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
   if [ "$have_cc" = yes ]; then
-    for setting in off exec files; do
+    for setting in $order; do
       t[$setting]=$(per_iteration "$setting")
     done
     echo "loop-us/iter $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
   fi
   if [ "$have_npm" = yes ]; then
-    for setting in off exec files; do
+    for setting in $order; do
       t[$setting]=$(run "$setting" "$work/npm" \
         "rm -rf node_modules; tar xf modules.tar")
     done
     echo "node_modules $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
+    # npm ci of the same project from its local cache (npm's update check is denied: the policy allows no network).
+    for setting in $order; do
+      t[$setting]=$(run "$setting" "$work/npm" \
+        "rm -rf node_modules; npm ci --offline --cache ./cache --no-audit --no-fund --loglevel=error")
+    done
+    echo "npm-ci $r ${t[off]} ${t[exec]} ${t[files]} $(ratio "${t[exec]}" "${t[off]}") $(ratio "${t[files]}" "${t[off]}")"
   fi
-done
+done | tee "$work/rows"
 for setting in exec files; do
   echo "records ($setting): $(grep -c '"kind":"exec"' "$work/audit-$setting.jsonl") exec, $(grep -c '"kind":"file"' "$work/audit-$setting.jsonl") file"
 done
+# The floor under the burst rows: the same loop under a supervisor that only answers (outside the jail, no agentjail).
+if [ "$have_cc" = yes ] && gcc -O2 -o "$work/notif-floor" "$here/bench/notif-floor.c"; then
+  for r in 1 2 3; do (cd "$work/c" && "$work/notif-floor" | sed 's/^/notif-floor: /'); done
+fi
+# Per workload, the median of the rounds' ratios: each ratio compares runs of the same minutes.
+awk '{ e[$1] = e[$1] " " $6; f[$1] = f[$1] " " $7 }
+  END { for (w in e) { printf "median %s exec/off %s files/off %s\n", w, median(e[w]), median(f[w]) } }
+  function median(list,   n, a, i, j, x) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return n % 2 ? a[(n + 1) / 2] : sprintf("%.3f", (a[n / 2] + a[n / 2 + 1]) / 2)
+  }' "$work/rows"
