@@ -10,8 +10,11 @@ import dev.agentjail.cli.ExitCodes;
 import dev.agentjail.it.support.Command;
 import dev.agentjail.proxy.audit.AuditRecord;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -974,6 +977,82 @@ class ExecFileAuditTest {
                 .sum();
         assertNotEquals(0, missed);
         assertTrue(sleeps + missed >= 40, () -> sleeps + " recorded, " + missed + " missed");
+    }
+
+    @Test
+    void recordsTheLogRefusesForAWhileAreWrittenLateNotLost() throws Exception {
+        // Another writer of the same log holding its lock for longer than an append waits (2 s): a neighbouring
+        // session stopped while it held it, or a host process of the user. The programs run meanwhile must all
+        // be in the log once it takes records again.
+        AgentjailRun run = AgentjailRun.in(dir);
+        int programs = 40;
+        CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
+                "/bin/sh",
+                "-c",
+                "touch started; i=0; while [ $i -lt " + programs + " ]; do /bin/true; sleep 0.1; i=$((i + 1));"
+                        + " done"));
+        Path started = run.project().resolve("started");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
+            Thread.sleep(20);
+        }
+        assertTrue(Files.exists(started), "the agent did not start");
+        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
+        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                FileLock held = lock.lock(0, 1, false)) {
+            Thread.sleep(4_000);
+        }
+        AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        long recorded = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("path").asText().equals("/bin/true"))
+                .mapToLong(r -> r.path("exec").path("count").asLong(1))
+                .sum();
+        assertEquals(programs, recorded, o::describe);
+        assertTrue(o.err().contains("cannot write the exec and file records"), o::describe);
+        assertTrue(o.err().contains("the exec and file records are written again"), o::describe);
+        JsonNode end = o.audit().get(o.audit().size() - 1);
+        assertEquals(AuditRecord.KIND_SESSION_END, end.path("kind").asText(), end::toString);
+        // Each /bin/true, each sleep, the touch and the shell.
+        assertEquals(2L * programs + 2, end.path("programs").asLong(), end::toString);
+        Command.Result verify = run.cli("log", "verify", o.auditLog().toString());
+        assertEquals(0, verify.exitCode(), verify::describe);
+    }
+
+    @Test
+    void recordsTheLogStillRefusesWhenTheJailEndsAreWrittenOnceItTakesThemAgain() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        int programs = 30;
+        CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
+                "/bin/sh",
+                "-c",
+                "touch started; while [ ! -e locked ]; do sleep 0.05; done; i=0; while [ $i -lt " + programs
+                        + " ]; do /bin/true; i=$((i + 1)); done"));
+        Path started = run.project().resolve("started");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
+            Thread.sleep(20);
+        }
+        assertTrue(Files.exists(started), "the agent did not start");
+        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
+        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                FileLock held = lock.lock(0, 1, false)) {
+            Files.writeString(run.project().resolve("locked"), "");
+            // The agent's programs run and it exits while the lock is held; the session's end waits for the log.
+            Thread.sleep(5_000);
+        }
+        AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
+
+        assertEquals(0, o.exitCode(), o::describe);
+        long recorded = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("path").asText().equals("/bin/true"))
+                .mapToLong(r -> r.path("exec").path("count").asLong(1))
+                .sum();
+        assertEquals(programs, recorded, o::describe);
+        assertFalse(o.err().contains("could not be written"), o::describe);
+        Command.Result verify = run.cli("log", "verify", o.auditLog().toString());
+        assertEquals(0, verify.exitCode(), verify::describe);
     }
 
     /** Waits for the agent's {@code started} file, then kills the session's supervisor (SIGKILL, by its pid). */

@@ -33,6 +33,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,6 +76,11 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
      */
     static final long READ_PAUSE_MICROS = 1_000;
 
+    /** How long the session's end waits for a log that refuses the last records, trying every {@link #HELD_RETRY_MILLIS}. */
+    static final Duration HELD_AT_END = Duration.ofSeconds(30);
+
+    static final long HELD_RETRY_MILLIS = 200;
+
     /** What to run and as whom. */
     public record Settings(
             AuditScope scope,
@@ -106,7 +112,10 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
     private boolean passThrough;
     private boolean finishing;
     private String failure;
-    private boolean sinkFailed;
+    /** Records wait in {@link #batch} because the log refused them; the link is not read meanwhile. */
+    private boolean held;
+
+    private String lastSinkError;
 
     private ExecFileAudit(
             Settings settings,
@@ -312,12 +321,23 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            flush();
+            if (!(held && finishing)) {
+                // Held records at the session's end: the link is read to its end first, close() tries them after.
+                flush();
+            }
             if (readFrames && ctx.channel() == link && !finishing) {
                 readFrames = false;
                 Channel ch = ctx.channel();
                 ch.config().setAutoRead(false);
-                ctx.executor().schedule(() -> ch.config().setAutoRead(true), READ_PAUSE_MICROS, TimeUnit.MICROSECONDS);
+                ctx.executor()
+                        .schedule(
+                                () -> {
+                                    if (!held) {
+                                        ch.config().setAutoRead(true);
+                                    }
+                                },
+                                READ_PAUSE_MICROS,
+                                TimeUnit.MICROSECONDS);
             }
             ctx.fireChannelReadComplete();
         }
@@ -384,9 +404,14 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
         try {
             activity.tick();
         } catch (RuntimeException e) {
-            sinkFailed(e);
+            err.println("agentjail: cannot make the exec and file records of the last window: " + e);
+            err.flush();
         }
-        flush();
+        if (!(held && finishing)) {
+            // At the session's end a refused append would keep the loop from reading the link to its end (it waits
+            // for the log's lock): close() tries the held records once the link is read.
+            flush();
+        }
     }
 
     /**
@@ -399,11 +424,19 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
 
     private void write(AuditRecord record) {
         batch.add(record);
-        if (batch.size() >= BATCH) {
+        if (batch.size() >= BATCH && !held) {
             flush();
         }
     }
 
+    /**
+     * Appends the batch. When the log refuses it (another writer held its lock too long, the disk is full), the records
+     * stay in the batch and the link is not read until they are written: frames wait in the socket and then in the
+     * supervisor, whose audited calls wait for their frames under {@code audit.failure: closed} (and after its stall
+     * limit end the session as falling behind), while under {@code open} it counts what it lets go on. Each tick and
+     * each read tries again. Nothing the supervisor already let go on is dropped here: a record is late or the session
+     * says it is missing.
+     */
     private void flush() {
         if (batch.isEmpty()) {
             return;
@@ -412,15 +445,30 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
             sink.appendAll(batch);
         } catch (AuditUnavailableException | RuntimeException e) {
             sinkFailed(e);
-        } finally {
-            batch.clear();
+            return;
+        }
+        batch.clear();
+        if (held) {
+            held = false;
+            err.println("agentjail: the exec and file records are written again");
+            err.flush();
+            if (link != null) {
+                link.config().setAutoRead(true);
+            }
         }
     }
 
     private void sinkFailed(Exception e) {
-        if (!sinkFailed) {
-            sinkFailed = true;
-            err.println("agentjail: cannot write the exec and file records: " + e.getMessage());
+        lastSinkError = e.getMessage();
+        if (!held) {
+            held = true;
+            err.println("agentjail: cannot write the exec and file records (" + e.getMessage() + "); the jail's audited"
+                    + " calls wait until they are written");
+            err.flush();
+        }
+        if (link != null && !finishing) {
+            // At the session's end the link is read to its end whatever the log does: its frames are then held here.
+            link.config().setAutoRead(false);
         }
     }
 
@@ -429,10 +477,15 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
 
     private volatile Activity finished;
 
-    /** True once auditing failed while the jail ran (the jail is then being stopped under {@code closed}). */
+    /**
+     * True once auditing failed while the jail ran (the jail is then being stopped under {@code closed}), or, under
+     * {@code closed}, when records of what ran could not be written by the session's end.
+     */
     public boolean failedClosed() {
-        return stopRequested;
+        return stopRequested || (recordsLost && settings.failClosed());
     }
+
+    private volatile boolean recordsLost;
 
     private volatile boolean stopRequested;
 
@@ -496,6 +549,28 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
                         if (server != null) {
                             server.close();
                         }
+                    })
+                    .get(10, TimeUnit.SECONDS);
+            // Records the log refused wait for it a while longer: the session's end is late rather than its record
+            // short.
+            long until = System.nanoTime() + HELD_AT_END.toNanos();
+            while (loop.submit(() -> held).get(10, TimeUnit.SECONDS) && System.nanoTime() - until < 0) {
+                Thread.sleep(HELD_RETRY_MILLIS);
+                loop.submit(this::flush).get(10, TimeUnit.SECONDS);
+            }
+            loop.submit(() -> {
+                        if (!batch.isEmpty()) {
+                            String lost =
+                                    batch.size() + " exec and file records could not be written to the audit log ("
+                                            + lastSinkError + ")";
+                            err.println("agentjail: " + lost);
+                            err.flush();
+                            batch.clear();
+                            recordsLost = true;
+                            if (failure == null) {
+                                failure = lost;
+                            }
+                        }
                         finished = new Activity(
                                 activity.programs(),
                                 activity.filesChanged(),
@@ -503,6 +578,9 @@ public final class ExecFileAudit implements NotifierSink, AutoCloseable {
                                 Optional.ofNullable(failure));
                     })
                     .get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("agentjail: interrupted while finishing the exec and file records");
         } catch (Exception e) {
             err.println("agentjail: cannot finish the exec and file records: " + e);
         }
