@@ -308,6 +308,66 @@ class ExecFileAuditTest {
                 o::describe);
     }
 
+    /**
+     * The errno of execs the supervisor could answer itself, with audit on and off: pid 1's descriptors and mappings,
+     * which procfs hides from the caller by ptrace access and not from the supervisor. Audit on must answer each as
+     * audit off does.
+     */
+    @Test
+    void anExecGetsTheSameErrnoWithAuditOnAndOff() throws Exception {
+        String source = """
+                #define _GNU_SOURCE
+                #include <errno.h>
+                #include <fcntl.h>
+                #include <stdio.h>
+                #include <sys/stat.h>
+                #include <sys/syscall.h>
+                #include <sys/wait.h>
+                #include <unistd.h>
+                static char *envp[] = {0};
+                /* In a child, so that an exec that works does not end the probe. */
+                static void try(const char *name, const char *path, char *const *argv) {
+                    int p[2];
+                    if (pipe2(p, O_CLOEXEC) != 0) return;
+                    pid_t pid = fork();
+                    if (pid == 0) {
+                        close(p[0]);
+                        syscall(SYS_execve, path, argv, envp);
+                        int e = errno;
+                        (void) !write(p[1], &e, sizeof e);
+                        _exit(127);
+                    }
+                    close(p[1]);
+                    int e = 0;
+                    ssize_t n = read(p[0], &e, sizeof e);
+                    waitpid(pid, 0, 0);
+                    printf("%s=%d\\n", name, n == (ssize_t) sizeof e ? e : 0);
+                }
+                int main(void) {
+                    char *plain[] = {"probe", 0};
+                    try("fdinfo_open", "/proc/1/fdinfo/0", plain);
+                    try("fdinfo_missing", "/proc/1/fdinfo/999", plain);
+                    try("task_fdinfo_missing", "/proc/1/task/1/fdinfo/999", plain);
+                    try("map_files_missing", "/proc/1/map_files/1000-2000", plain);
+                    return 0;
+                }
+                """;
+        AgentjailRun on = AgentjailRun.in(dir.resolve("on"));
+        AgentjailRun off = AgentjailRun.in(dir.resolve("off")).policy("""
+                version: 1
+                audit:
+                  exec: off
+                  files: off
+                """);
+        AgentjailRun.Outcome audited = on.run(compile(on, "errno", source).toString());
+        AgentjailRun.Outcome unaudited = off.run(compile(off, "errno", source).toString());
+
+        assertEquals(0, audited.exitCode(), audited::describe);
+        assertEquals(0, unaudited.exitCode(), unaudited::describe);
+        assertEquals(4, unaudited.probes().size(), unaudited::describe);
+        assertEquals(unaudited.probes(), audited.probes(), "errno with audit off, then on");
+    }
+
     @Test
     void aProcessThatMadeItselfNotDumpableIsRecordedAndNotRefused() throws Exception {
         // ssh does this at start: its /proc/PID/mem becomes root's file, which an unprivileged supervisor cannot
