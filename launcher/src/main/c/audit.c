@@ -47,6 +47,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -1524,6 +1525,27 @@ static int memchr_u64(const uint64_t *pointers, size_t n) {
     return 0;
 }
 
+/*
+ * 1 when this kernel opens an exec's program file before it copies argv and the environment (Linux 6.8, commit
+ * 978ffcbf00d8 "execve: open the executable file before doing anything else"): a path it cannot exec then fails with
+ * the path's errno (EACCES, ENOENT, ELOOP...) even when argv is unreadable, and EFAULT comes only after the file
+ * opened. Before 6.8 the kernel copies argv first, and answers EFAULT whatever the path.
+ */
+static int exec_opens_first(void) {
+    static int opens_first = -1;
+    if (opens_first < 0) {
+        struct utsname u;
+        int major = 0;
+        int minor = 0;
+        if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2) {
+            opens_first = major > 6 || (major == 6 && minor >= 8);
+        } else {
+            opens_first = 0;
+        }
+    }
+    return opens_first;
+}
+
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
     struct identity id;
@@ -1533,6 +1555,7 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     const char *base = NULL;
     const char *path = path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE, &base);
     /* A racy path or directory may not be the one the kernel looks up: no claim that it is missing then. */
+    int path_unreadable = c->unreadable;
     int missing = path != NULL && !c->racy ? program_missing(c->tid, path, base) : 0;
     if (missing != 0) {
         field_text(f, TAG_MISSING, "1");
@@ -1600,6 +1623,17 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
         if (i + 1 == got) {
             cut_any = 1; /* no NULL within the readable pointers */
         }
+    }
+    if (c->unreadable && !path_unreadable && exec_opens_first()) {
+        /*
+         * argv runs into memory we cannot read, and the path is readable: the kernel looks the file up first and
+         * answers with the path's errno (EACCES for /etc/passwd), or EFAULT after it opened the file. Refused here,
+         * it would be EFAULT either way: an answer the kernel does not give. It goes on, recorded with what could be
+         * read and marked cut, as a racing thread's argv is; before 6.8 the kernel copies argv first, and the refusal
+         * (EFAULT) is its own answer.
+         */
+        c->unreadable = 0;
+        cut_any = 1;
     }
     if (cut_any || f->full) {
         field_text(f, TAG_ARGV_CUT, "1");
