@@ -30,6 +30,7 @@
 #include <linux/filter.h>
 #include <linux/capability.h>
 #include <linux/kcmp.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -46,6 +47,8 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1279,6 +1282,59 @@ static int lookup_caps(int lookup) {
 }
 
 /*
+ * 1 when a file system of type MAGIC decides who may look a name up by file modes alone (with ACLs), which the
+ * supervisor without its two DAC capabilities then decides as the caller would; 0 for every other. procfs decides by
+ * ptrace access (/proc/1/fdinfo: the supervisor passes where the caller does not, so its "missing" would tell the caller
+ * what pid 1 has open), sysfs, cgroup and the like by kernel rules, FUSE, NFS and other network file systems by a
+ * daemon or a server that may see the supervisor as someone else. A list of the ordinary ones, not of the odd ones: an
+ * unknown type lets the kernel answer, which is always right, only slower.
+ */
+static int modes_decide(long magic) {
+    switch ((unsigned long) magic) {
+    case EXT4_SUPER_MAGIC: /* ext2, ext3 too */
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC: /* the mounter's rights on the layers, the same for both, then the caller's modes */
+    case SQUASHFS_MAGIC:
+    case EROFS_SUPER_MAGIC_V1:
+    case F2FS_SUPER_MAGIC:
+    case 0x2FC12FC1UL: /* ZFS */
+    case 0xCA451A4EUL: /* bcachefs */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * After a miss of PATH (looked up with HOW beneath ROOTFD): 1 when the deepest part of it that exists is on a file
+ * system whose look-ups modes_decide, so the caller would miss it too; 0 otherwise, or when that cannot be told. The
+ * missing name is looked up in the file system of the directory above it, and the look-up got that far. Cuts PATH.
+ * For a PATH search's miss (the directory exists): an open, an fstatfs and a close.
+ */
+static int miss_is_plain(int rootfd, char *path, const struct open_how *how) {
+    for (;;) {
+        char *slash = strrchr(path, '/');
+        if (slash == NULL) {
+            return 0;
+        }
+        slash[slash == path ? 1 : 0] = '\0';
+        long fd = syscall(__NR_openat2, rootfd, path, how, sizeof *how);
+        if (fd >= 0) {
+            struct statfs fs;
+            int plain = fstatfs((int) fd, &fs) == 0 && modes_decide((long) fs.f_type);
+            close((int) fd);
+            return plain;
+        }
+        if ((errno != ENOENT && errno != ENOTDIR) || slash == path) {
+            return 0;
+        }
+    }
+}
+
+/*
  * Whether the program an exec names is not in the caller's file tree, as the supervisor finds it just before the kernel
  * would look: ENOENT or ENOTDIR when it is missing (a PATH search's misses), ENAMETOOLONG for a component the kernel
  * refuses whatever the directory, 0 otherwise. Looked up beneath the caller's root (RESOLVE_IN_ROOT) without following
@@ -1316,6 +1372,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     if (lookup_caps(1) != 0) {
         return 0;
     }
+    char *looked_up = full;
     long fd = syscall(__NR_openat2, rootfd, full, &how, sizeof how);
     if (fd < 0 && errno == ELOOP) {
         const char *first = full + strspn(full, "/");
@@ -1334,6 +1391,7 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
         if (n > 0 && target[0] != '/' && strstr(target, "..") == NULL) {
             snprintf(again, sizeof again, "/%s%s", target, first + length);
             fd = syscall(__NR_openat2, rootfd, again, &how, sizeof how);
+            looked_up = again;
         } else {
             errno = ELOOP;
         }
@@ -1341,6 +1399,9 @@ static int program_missing(pid_t tid, const char *path, const char *base) {
     int missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR) ? errno : 0;
     if (fd >= 0) {
         close((int) fd);
+    }
+    if (missing != 0 && !miss_is_plain(rootfd, looked_up, &how)) {
+        missing = 0;
     }
     lookup_caps(0);
     return missing;
@@ -1464,6 +1525,27 @@ static int memchr_u64(const uint64_t *pointers, size_t n) {
     return 0;
 }
 
+/*
+ * 1 when this kernel opens an exec's program file before it copies argv and the environment (Linux 6.8, commit
+ * 978ffcbf00d8 "execve: open the executable file before doing anything else"): a path it cannot exec then fails with
+ * the path's errno (EACCES, ENOENT, ELOOP...) even when argv is unreadable, and EFAULT comes only after the file
+ * opened. Before 6.8 the kernel copies argv first, and answers EFAULT whatever the path.
+ */
+static int exec_opens_first(void) {
+    static int opens_first = -1;
+    if (opens_first < 0) {
+        struct utsname u;
+        int major = 0;
+        int minor = 0;
+        if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2) {
+            opens_first = major > 6 || (major == 6 && minor >= 8);
+        } else {
+            opens_first = 0;
+        }
+    }
+    return opens_first;
+}
+
 static void exec_fields(struct frame *f, struct caller *c, const struct audited *s, const struct seccomp_notif *req) {
     int empty_path = s->flags >= 0 && (req->data.args[s->flags] & AT_EMPTY_PATH_VALUE);
     struct identity id;
@@ -1473,6 +1555,7 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
     const char *base = NULL;
     const char *path = path_field(f, c, req, s->path, s->dirfd, -1, empty_path, TAG_PATH, TAG_BASE, &base);
     /* A racy path or directory may not be the one the kernel looks up: no claim that it is missing then. */
+    int path_unreadable = c->unreadable;
     int missing = path != NULL && !c->racy ? program_missing(c->tid, path, base) : 0;
     if (missing != 0) {
         field_text(f, TAG_MISSING, "1");
@@ -1540,6 +1623,17 @@ static void exec_fields(struct frame *f, struct caller *c, const struct audited 
         if (i + 1 == got) {
             cut_any = 1; /* no NULL within the readable pointers */
         }
+    }
+    if (c->unreadable && !path_unreadable && exec_opens_first()) {
+        /*
+         * argv runs into memory we cannot read, and the path is readable: the kernel looks the file up first and
+         * answers with the path's errno (EACCES for /etc/passwd), or EFAULT after it opened the file. Refused here,
+         * it would be EFAULT either way: an answer the kernel does not give. It goes on, recorded with what could be
+         * read and marked cut, as a racing thread's argv is; before 6.8 the kernel copies argv first, and the refusal
+         * (EFAULT) is its own answer.
+         */
+        c->unreadable = 0;
+        cut_any = 1;
     }
     if (cut_any || f->full) {
         field_text(f, TAG_ARGV_CUT, "1");
