@@ -341,7 +341,11 @@ final class CommandLineCredentials {
         return at - start >= 20 ? new Span(start, at, KIND_URL) : null;
     }
 
-    /** {@code --name=value} with the name at {@code start}: the value when the name is a credential's. */
+    /**
+     * {@code --name=value}, or {@code --name value} inside one text (a shell's {@code -c} script), with the name at
+     * {@code start}: the value when the name is a credential's. A quoted value runs to its closing quote; a value
+     * after a space that starts with {@code -} is another option.
+     */
     private static Span option(String text, int start) {
         int n = text.length();
         int eq = start;
@@ -349,7 +353,7 @@ final class CommandLineCredentials {
                 && (Character.isLetterOrDigit(text.charAt(eq)) || text.charAt(eq) == '-' || text.charAt(eq) == '_')) {
             eq++;
         }
-        if (eq == start || eq >= n || text.charAt(eq) != '=') {
+        if (eq == start || eq >= n || text.charAt(eq) != '=' && text.charAt(eq) != ' ') {
             return null;
         }
         String name = text.substring(start, eq).toLowerCase(Locale.ROOT);
@@ -357,8 +361,17 @@ final class CommandLineCredentials {
             return null;
         }
         int v = eq + 1;
+        if (text.charAt(eq) == ' ') {
+            while (v < n && text.charAt(v) == ' ') {
+                v++;
+            }
+            if (v == n || text.charAt(v) == '-') {
+                return null;
+            }
+        }
+        char quote = v < n && quoteChar(text.charAt(v)) ? text.charAt(v++) : 0;
         int end = v;
-        while (end < n && !separator(text.charAt(end))) {
+        while (end < n && (quote == 0 ? !separator(text.charAt(end)) : text.charAt(end) != quote)) {
             end++;
         }
         if (USER_OPTIONS.contains(name)) {

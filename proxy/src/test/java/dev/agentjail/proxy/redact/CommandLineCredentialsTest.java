@@ -63,7 +63,10 @@ class CommandLineCredentialsTest {
                 Arguments.of("--api-key=opaque0123", "opaque0123", "credential-option", "--api-key=["),
                 Arguments.of(
                         "tool --client-secret=opaque0123 --verbose", "opaque0123", "credential-option", "] --verbose"),
-                Arguments.of("--user=bob:hunter2", "hunter2", "credential-option", "--user=bob:["));
+                Arguments.of("--user=bob:hunter2", "hunter2", "credential-option", "--user=bob:["),
+                Arguments.of("mysql --password hunter2 db", "hunter2", "credential-option", "--password [REDACTED"),
+                Arguments.of("tool --token='" + OPAQUE + "' -v", OPAQUE, "credential-option", "' -v"),
+                Arguments.of("curl --user bob:hunter2 https://h/", "hunter2", "credential-option", "--user bob:["));
     }
 
     @ParameterizedTest
@@ -132,6 +135,9 @@ class CommandLineCredentialsTest {
                 "--token-file=/run/secrets/t",
                 "--tokenizer=bert",
                 "--no-password",
+                "tool --password --host db",
+                "tool --password-stdin < p",
+                "curl --user-agent x https://h/",
                 "Basic usage of the tool",
                 "Token expired, retry",
                 "Author: Jane Doe",
