@@ -118,6 +118,20 @@ class CommandLineCredentialsTest {
     }
 
     @ParameterizedTest
+    @ValueSource(strings = {"ghp_", "glpat-", "xoxb-"})
+    void aCatalogTokenSplitIntoItsPrefixAndTheRestIsMarkedInTheSecondArgument(String prefix) {
+        String rest = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+        Findings findings = new Findings();
+        assertSame(prefix, REDACTOR.redactArgument(prefix, findings));
+        assertSame(rest, REDACTOR.redactArgument(rest, findings));
+        String out = REDACTOR.redactArgumentAfter(prefix, rest, findings);
+        assertFalse(out.contains("A1b2C3"), out);
+        assertTrue(out.startsWith("[REDACTED:"), out);
+        assertEquals(1, findings.total(), findings::toString);
+        assertEquals(Redactor.LOCATION_ARGV, findings.list().get(0).location());
+    }
+
+    @ParameterizedTest
     @ValueSource(
             strings = {
                 "Accept: application/json",
@@ -165,7 +179,9 @@ class CommandLineCredentialsTest {
                 Arguments.of("--password-file", "/run/p"),
                 Arguments.of("--user", "1000"),
                 Arguments.of("-p", "8080"),
-                Arguments.of("--tokenizer", "bert"));
+                Arguments.of("--tokenizer", "bert"),
+                Arguments.of("ghp_", "short"),
+                Arguments.of("my_", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"));
     }
 
     @ParameterizedTest
