@@ -1,7 +1,6 @@
 package dev.agentjail.proxy.redact;
 
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -24,9 +23,6 @@ final class CommandLineCredentials {
     static final String KIND_URL = "url-password";
     /** The value of a long option that names a credential ({@code --password}, {@code --token}...). */
     static final String KIND_OPTION = "credential-option";
-
-    /** Every kind this class reports, sorted. */
-    static final List<String> KINDS = List.of(KIND_SCHEME, KIND_HEADER, KIND_OPTION, KIND_URL);
 
     private static final Set<String> HEADERS = Set.of(
             "authorization",
