@@ -124,6 +124,38 @@ class ExecFileAuditTest {
     }
 
     @Test
+    void credentialsNamedByTheirContextInArgumentsAndALinkTargetNeverReachTheLog() throws IOException {
+        String opaque = "abcdefghijklmnop1234567890ABCDEF";
+        String split = "zyxwvutsrqponmlk0987654321FEDCBA";
+        String script = "/bin/true -H \"Authorization: Bearer " + opaque + "\"; /bin/true -H Bearer " + split
+                + "; /bin/true https://user:hunter2supersecret@example.com/x; /bin/true --password hunter3word"
+                + "; ln -s \"Authorization: Bearer " + opaque + "\" linky";
+        AgentjailRun run = AgentjailRun.in(dir);
+        AgentjailRun.Outcome o = run.run("/bin/sh", "-c", script);
+
+        String log = Files.readString(o.auditLog());
+        for (String secret : List.of(opaque, split, "hunter2supersecret", "hunter3word")) {
+            assertFalse(log.contains(secret), () -> secret + " in the log: " + o.describe());
+        }
+        List<String> seen = ofKind(o.audit(), AuditRecord.KIND_EXEC, AuditRecord.KIND_FILE).stream()
+                .map(ExecFileAuditTest::describe)
+                .filter(d -> !d.startsWith("exec sh "))
+                .toList();
+        assertEquals(
+                List.of(
+                        "exec true /bin/true -H Authorization: Bearer [REDACTED:credential-header****]",
+                        "exec true /bin/true -H Bearer [REDACTED:auth-credential******]",
+                        "exec true /bin/true https://user:[REDACTED:url-password]@example.com/x",
+                        "exec true /bin/true --password [REDACTED:credential-option]",
+                        "exec ln ln -s Authorization: Bearer [REDACTED:credential-header****] linky",
+                        "file symlink linky -> Authorization: Bearer [REDACTED:credential-header****]"),
+                seen,
+                o::describe);
+        // Five in the shell's own script, five in the programs' arguments, one in the link's target.
+        assertTrue(o.err().contains("11 secrets redacted from their arguments and paths"), o::describe);
+    }
+
+    @Test
     void aPathSearchsMissesAreMarkedMissingAndOnlyTheProgramFoundCountsAsRun() {
         // A PATH whose first directories lack sh: execvp tries each in turn, and each try is a record.
         AgentjailRun run = AgentjailRun.in(dir).env("PATH", "/nonexistent-dir:/usr/local/sbin:/usr/bin:/bin");

@@ -351,12 +351,21 @@ final class JailActivity {
         List<String> argv = new ArrayList<>();
         int chars = 0;
         boolean cut = frame.has(AuditFrame.ARGV_CUT);
+        String previous = null;
         for (String arg : rawArgv) {
             if (argv.size() == ExecDetails.MAX_ARGS || chars >= ExecDetails.MAX_ARGV_CHARS) {
                 cut = true;
                 break;
             }
             String redacted = redact(arg, findings, false);
+            if (previous != null && redacted == arg) {
+                // A credential the argument before names ("Bearer" then the token, "--password" then the password):
+                // a text clean on its own (and so perhaps in the cache of clean texts) is not clean after those.
+                Findings own = new Findings();
+                redacted = redactor.redactArgumentAfter(previous, arg, own);
+                findings.add(own);
+            }
+            previous = arg;
             if (chars + redacted.length() > ExecDetails.MAX_ARGV_CHARS) {
                 redacted = redacted.substring(0, ExecDetails.MAX_ARGV_CHARS - chars);
                 cut = true;

@@ -548,6 +548,80 @@ class JailActivityTest {
     }
 
     @Test
+    void credentialsNamedByTheirContextAreRedactedInArgumentsAndCountedAcrossTwoArguments() {
+        String opaque = "abcdefghijklmnop1234567890ABCDEF";
+        String next = "zyxwvutsrqponmlk0987654321FEDCBA";
+        // Clean on its own, and so held as clean; after "Bearer" it is the token all the same.
+        activity.frame(exec(3, "/bin/echo", "echo", next));
+        activity.frame(exec(
+                3,
+                "/usr/bin/curl",
+                "curl",
+                "-H",
+                "Authorization: Bearer " + opaque,
+                "-H",
+                "Accept: application/json",
+                "--user-agent",
+                "x",
+                "-H",
+                "Bearer",
+                next,
+                "https://user:hunter2supersecret@example.com/x",
+                "--password",
+                "hunter3",
+                "https://host/path"));
+        AuditRecord r = written.get(1);
+        String json = AuditJson.toLine(r);
+        for (String secret : List.of(opaque, next, "hunter2supersecret", "hunter3")) {
+            assertFalse(json.contains(secret), json);
+        }
+        List<String> argv = r.exec().argv();
+        assertTrue(argv.get(2).startsWith("Authorization: Bearer [REDACTED:credential-header"), argv::toString);
+        assertEquals("Accept: application/json", argv.get(4));
+        assertEquals(List.of("--user-agent", "x", "-H", "Bearer"), argv.subList(5, 9));
+        assertTrue(argv.get(9).startsWith("[REDACTED:auth-credential"), argv::toString);
+        assertEquals("https://user:[REDACTED:url-password]@example.com/x", argv.get(10));
+        assertEquals(List.of("--password", "[REDACTED:credential-option]", "https://host/path"), argv.subList(11, 14));
+        assertEquals(4, r.redactions().stream().mapToLong(x -> x.count()).sum(), r.redactions()::toString);
+        assertTrue(r.redactions().stream().allMatch(x -> x.location().equals("argv")), r.redactions()::toString);
+        assertEquals(4, activity.redacted(), "the session summary counts them");
+    }
+
+    @Test
+    void aCredentialHeaderAsASymbolicLinksTargetIsRedactedAndCounted() {
+        String opaque = "abcdefghijklmnop1234567890ABCDEF";
+        activity.frame(frame(
+                AuditFrame.FILE,
+                AuditFrame.PID,
+                4,
+                AuditFrame.OP,
+                "symlink",
+                AuditFrame.PATH,
+                "linky",
+                AuditFrame.BASE,
+                "/home/u/proj",
+                AuditFrame.TARGET,
+                "Authorization: Bearer " + opaque));
+        AuditRecord r = written.get(0);
+        assertFalse(AuditJson.toLine(r).contains(opaque), r::toString);
+        assertTrue(r.file().target().startsWith("Authorization: Bearer [REDACTED:credential-header"), r::toString);
+        assertEquals("path", r.redactions().get(0).location(), r::toString);
+        assertEquals(1, activity.redacted());
+    }
+
+    @Test
+    void argumentsCutAtTheBoundHoldAMarkerNeverPartOfACredential() {
+        String opaque = "abcdefghijklmnop1234567890ABCDEF";
+        String head = "x".repeat(ExecDetails.MAX_ARGV_CHARS - "true".length() - "Authorization: Bearer ".length() - 5);
+        activity.frame(exec(3, "/bin/true", "true", head, "Authorization: Bearer " + opaque));
+        AuditRecord r = written.get(0);
+        assertTrue(r.exec().argvTruncated(), r::toString);
+        String last = r.exec().argv().get(2);
+        assertEquals("Authorization: Bearer [REDA", last);
+        assertEquals(1, activity.redacted());
+    }
+
+    @Test
     void aCountOfUnrecordedEventsIsAGapRecord() {
         activity.frame(frame(AuditFrame.UNRECORDED, AuditFrame.COUNT, 17));
         assertEquals(AuditRecord.KIND_AUDIT_GAP, written.get(0).kind());

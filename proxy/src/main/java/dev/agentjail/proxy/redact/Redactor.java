@@ -120,21 +120,63 @@ public final class Redactor {
     }
 
     /**
-     * Redacts one argument of a program the jail ran, scanned as text, for the audit record ({@code kind: exec});
-     * counted under {@value #LOCATION_ARGV}.
+     * Redacts one argument of a program the jail ran, scanned as text, for the audit record ({@code kind: exec}); then
+     * the credentials its context names ({@code Authorization: Bearer x}, {@code https://u:p@host}, {@code
+     * --token=x}; see {@link CommandLineCredentials}). Counted under {@value #LOCATION_ARGV}; the same instance when
+     * nothing was found.
      */
     public String redactArgument(String argument, Findings findings) {
         Objects.requireNonNull(argument, "argument");
-        return redactString(argument, Mode.TEXT, LOCATION_ARGV, findings);
+        String out = redactString(argument, Mode.TEXT, LOCATION_ARGV, findings);
+        return CommandLineCredentials.redact(out, LOCATION_ARGV, findings, compiled.allowed);
     }
 
     /**
-     * Redacts a path the jail's audit records (a program's, its working directory, a file changed), scanned as text;
-     * counted under {@value #LOCATION_PATH}.
+     * Redacts the argument after {@code previous} when {@code previous} names a credential and leaves it to the next
+     * argument ({@code Bearer} then the token, {@code --password} then the password), or is a catalog token's prefix
+     * that the argument completes ({@code ghp_} then the rest); call it with what {@link #redactArgument} returned
+     * unchanged. Counted under {@value #LOCATION_ARGV}; the same instance when there is none.
+     */
+    public String redactArgumentAfter(String previous, String argument, Findings findings) {
+        Objects.requireNonNull(previous, "previous");
+        Objects.requireNonNull(argument, "argument");
+        String out = CommandLineCredentials.redactNext(previous, argument, LOCATION_ARGV, findings, compiled.allowed);
+        return out != argument ? out : redactSplitToken(previous, argument, findings);
+    }
+
+    /**
+     * A token split into its prefix and the rest ({@code "ghp_" "A1b2..."}): only a short previous argument that
+     * starts with a letter and ends as most prefixes do ({@code _ - .}) is joined to the argument and scanned, so the
+     * scan costs nothing on ordinary command lines.
+     */
+    private String redactSplitToken(String previous, String argument, Findings findings) {
+        int n = previous.length();
+        if (n < 2
+                || n > 16
+                || argument.isEmpty()
+                || !Character.isLetter(previous.charAt(0))
+                || "_-.".indexOf(previous.charAt(n - 1)) < 0) {
+            return argument;
+        }
+        Findings joined = new Findings();
+        redactString(previous + argument, Mode.TEXT, LOCATION_ARGV, joined);
+        if (joined.total() == 0 || compiled.allowed.contains(previous + argument)) {
+            return argument;
+        }
+        String kind = joined.list().get(0).kind();
+        findings.add(kind, LOCATION_ARGV);
+        return CommandLineCredentials.marker(kind, argument.length());
+    }
+
+    /**
+     * Redacts a path the jail's audit records (a program's, its working directory, a file changed, a symbolic link's
+     * target), scanned as text, then for the credentials its context names as an argument is; counted under {@value
+     * #LOCATION_PATH}.
      */
     public String redactPath(String path, Findings findings) {
         Objects.requireNonNull(path, "path");
-        return redactString(path, Mode.TEXT, LOCATION_PATH, findings);
+        String out = redactString(path, Mode.TEXT, LOCATION_PATH, findings);
+        return CommandLineCredentials.redact(out, LOCATION_PATH, findings, compiled.allowed);
     }
 
     /** A streaming redactor for one body of the given kind; findings are recorded under {@code location}. */

@@ -1,0 +1,236 @@
+package dev.agentjail.proxy.redact;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Credentials named by their context in exec arguments and paths, through {@link Redactor}'s own entry points. */
+class CommandLineCredentialsTest {
+    private static final String OPAQUE = "abcdefghijklmnop1234567890ABCDEF";
+    private static final Redactor REDACTOR = Redactor.builtIn();
+
+    static List<Arguments> oneArgument() {
+        return List.of(
+                Arguments.of("Authorization: Bearer " + OPAQUE, OPAQUE, "credential-header", "Authorization: Bearer ["),
+                Arguments.of(
+                        "-HAuthorization: Bearer " + OPAQUE, OPAQUE, "credential-header", "-HAuthorization: Bearer ["),
+                Arguments.of("authorization:bearer " + OPAQUE, OPAQUE, "credential-header", "authorization:bearer ["),
+                Arguments.of("Authorization:" + OPAQUE, OPAQUE, "credential-header", "Authorization:["),
+                Arguments.of("Proxy-Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "credential-header", "Basic ["),
+                Arguments.of(
+                        "X-Api-Key: sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH",
+                        "sk-abcdef",
+                        "credential-header",
+                        "X-Api-Key: ["),
+                Arguments.of("x-api-key:hunter2", "hunter2", "credential-header", "x-api-key:["),
+                Arguments.of(
+                        "Cookie: session=s3cr3tvalue; theme=dark", "s3cr3tvalue", "credential-header", "Cookie: ["),
+                Arguments.of("PRIVATE-TOKEN: glpatlike0123", "glpatlike0123", "credential-header", "PRIVATE-TOKEN: ["),
+                Arguments.of("X-Vault-Token: s.opaque0123", "s.opaque0123", "credential-header", "X-Vault-Token: ["),
+                Arguments.of("X-My-Secret: hunter2", "hunter2", "credential-header", "X-My-Secret: ["),
+                Arguments.of(
+                        "{\"password\": \"hunter2\", \"user\": \"bob\"}",
+                        "hunter2",
+                        "credential-header",
+                        "\"user\": \"bob\""),
+                Arguments.of(
+                        "curl -H \"Authorization: Bearer " + OPAQUE + "\" https://api.example.com/v1",
+                        OPAQUE,
+                        "credential-header",
+                        "\" https://api.example.com/v1"),
+                Arguments.of("Bearer " + OPAQUE, OPAQUE, "auth-credential", "Bearer ["),
+                Arguments.of("token " + OPAQUE, OPAQUE, "auth-credential", "token ["),
+                Arguments.of(
+                        "https://user:hunter2supersecret@example.com/x",
+                        "hunter2supersecret",
+                        "url-password",
+                        "https://user:["),
+                Arguments.of(
+                        "git clone https://x-access-token:opaque0123@github.com/o/r.git",
+                        "opaque0123",
+                        "url-password",
+                        "@github.com/o/r.git"),
+                Arguments.of("https://" + OPAQUE + "@github.com/o/r", OPAQUE, "url-password", "https://["),
+                Arguments.of("--password=hunter2", "hunter2", "credential-option", "--password=["),
+                Arguments.of("--token=" + OPAQUE, OPAQUE, "credential-option", "--token=["),
+                Arguments.of("--api-key=opaque0123", "opaque0123", "credential-option", "--api-key=["),
+                Arguments.of(
+                        "tool --client-secret=opaque0123 --verbose", "opaque0123", "credential-option", "] --verbose"),
+                Arguments.of("--user=bob:hunter2", "hunter2", "credential-option", "--user=bob:["),
+                Arguments.of("mysql --password hunter2 db", "hunter2", "credential-option", "--password [REDACTED"),
+                Arguments.of("tool --token='" + OPAQUE + "' -v", OPAQUE, "credential-option", "' -v"),
+                Arguments.of("curl --user bob:hunter2 https://h/", "hunter2", "credential-option", "--user bob:["));
+    }
+
+    @ParameterizedTest
+    @MethodSource("oneArgument")
+    void aCredentialNamedByItsContextInAnArgumentIsMarkedAndCounted(
+            String argument, String secret, String kind, String kept) {
+        Findings findings = new Findings();
+        String out = REDACTOR.redactArgument(argument, findings);
+        assertFalse(out.contains(secret), out);
+        assertTrue(out.contains("[REDACTED:" + kind), out);
+        assertTrue(out.contains(kept), out);
+        assertEquals(List.of(new Findings.Finding(kind, Redactor.LOCATION_ARGV, 1)), findings.list());
+    }
+
+    @ParameterizedTest
+    @MethodSource("oneArgument")
+    void theSameInAPathOrASymbolicLinksTarget(String text, String secret, String kind, String kept) {
+        Findings findings = new Findings();
+        String out = REDACTOR.redactPath(text, findings);
+        assertFalse(out.contains(secret), out);
+        assertEquals(List.of(new Findings.Finding(kind, Redactor.LOCATION_PATH, 1)), findings.list());
+    }
+
+    static List<Arguments> twoArguments() {
+        return List.of(
+                Arguments.of("Bearer", OPAQUE, "auth-credential", ""),
+                Arguments.of("bearer", "short", "auth-credential", ""),
+                Arguments.of("Basic", "dXNlcjpwYXNz", "auth-credential", ""),
+                Arguments.of("Authorization: Bearer", OPAQUE, "credential-header", ""),
+                Arguments.of("X-Api-Key:", "opaque", "credential-header", ""),
+                Arguments.of("--password", "hunter2", "credential-option", ""),
+                Arguments.of("--token", OPAQUE, "credential-option", ""),
+                Arguments.of("--api-key", "opaque0123", "credential-option", ""),
+                Arguments.of("--oauth2-bearer", OPAQUE, "credential-option", ""),
+                Arguments.of("--user", "bob:hunter2", "credential-option", "bob:"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("twoArguments")
+    void aCredentialInTheArgumentAfterTheOneThatNamesItIsMarkedAndCounted(
+            String previous, String secret, String kind, String kept) {
+        Findings findings = new Findings();
+        assertSame(previous, REDACTOR.redactArgument(previous, findings), "the naming argument stays");
+        assertSame(secret, REDACTOR.redactArgument(secret, findings), "clean on its own");
+        String out = REDACTOR.redactArgumentAfter(previous, secret, findings);
+        assertFalse(out.contains(secret.substring(kept.length())), out);
+        assertTrue(out.startsWith(kept + "[REDACTED:" + kind), out);
+        assertEquals(List.of(new Findings.Finding(kind, Redactor.LOCATION_ARGV, 1)), findings.list());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ghp_", "glpat-", "xoxb-"})
+    void aCatalogTokenSplitIntoItsPrefixAndTheRestIsMarkedInTheSecondArgument(String prefix) {
+        String rest = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+        Findings findings = new Findings();
+        assertSame(prefix, REDACTOR.redactArgument(prefix, findings));
+        assertSame(rest, REDACTOR.redactArgument(rest, findings));
+        String out = REDACTOR.redactArgumentAfter(prefix, rest, findings);
+        assertFalse(out.contains("A1b2C3"), out);
+        assertTrue(out.startsWith("[REDACTED:"), out);
+        assertEquals(1, findings.total(), findings::toString);
+        assertEquals(Redactor.LOCATION_ARGV, findings.list().get(0).location());
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "Accept: application/json",
+                "Content-Type: application/json",
+                "User-Agent: curl/8.5",
+                "--user-agent",
+                "--user-agent=x",
+                "https://host/path",
+                "https://example.com:8443/a?b=c",
+                "http://auth:8080/login",
+                "https://auth.example.com:443/login",
+                "ssh://git@github.com/o/r.git",
+                "git@github.com:o/r.git",
+                "--password-stdin",
+                "--token-file=/run/secrets/t",
+                "--tokenizer=bert",
+                "--no-password",
+                "tool --password --host db",
+                "tool --password-stdin < p",
+                "curl --user-agent x https://h/",
+                "Basic usage of the tool",
+                "Token expired, retry",
+                "Author: Jane Doe",
+                "--author=Jane",
+                "-Wall",
+                "/usr/include/x86_64-linux-gnu",
+                "HEAD:refs/heads/main",
+                "a: b",
+                "Bearer"
+            })
+    void ordinaryArgumentsAreUntouched(String argument) {
+        Findings findings = new Findings();
+        assertSame(argument, REDACTOR.redactArgument(argument, findings));
+        assertSame(argument, REDACTOR.redactPath(argument, findings));
+        assertEquals(0, findings.total(), findings::toString);
+    }
+
+    static List<Arguments> ordinaryPairs() {
+        return List.of(
+                Arguments.of("--user-agent", "x"),
+                Arguments.of("-H", "Accept: application/json"),
+                Arguments.of("Basic", "usage"),
+                Arguments.of("token", "expired"),
+                Arguments.of("--password", "--host"),
+                Arguments.of("--password-file", "/run/p"),
+                Arguments.of("--user", "1000"),
+                Arguments.of("-p", "8080"),
+                Arguments.of("--tokenizer", "bert"),
+                Arguments.of("ghp_", "short"),
+                Arguments.of("my_", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("ordinaryPairs")
+    void anOrdinaryArgumentAfterAnotherIsUntouched(String previous, String argument) {
+        Findings findings = new Findings();
+        assertSame(argument, REDACTOR.redactArgumentAfter(previous, argument, findings));
+        assertEquals(0, findings.total(), findings::toString);
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "Authorization: Bearer ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+                "--token=ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+                "https://x:ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8@github.com/o/r"
+            })
+    void aValueTheCatalogFoundKeepsTheCatalogsMarkerAndIsCountedOnce(String argument) {
+        Findings findings = new Findings();
+        String out = REDACTOR.redactArgument(argument, findings);
+        assertTrue(out.contains("[REDACTED:github-pat"), out);
+        assertEquals(List.of(new Findings.Finding("github-pat", Redactor.LOCATION_ARGV, 1)), findings.list());
+        Findings next = new Findings();
+        String marked = REDACTOR.redactArgumentAfter("Bearer", out, next);
+        assertSame(out, marked);
+        assertEquals(0, next.total());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Authorization: Bearer " + OPAQUE, "--token=" + OPAQUE})
+    void anAllowedValueIsNotRedacted(String argument) {
+        Redactor allowing = Redactor.builder().allow(OPAQUE).build();
+        Findings findings = new Findings();
+        assertSame(argument, allowing.redactArgument(argument, findings));
+        assertSame(OPAQUE, allowing.redactArgumentAfter("Bearer", OPAQUE, findings));
+        assertEquals(0, findings.total());
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 7, 14, 15, 40})
+    void aMarkerNamesItsKindAtEveryLength(int length) {
+        String secret = "Z".repeat(length - 1) + "9";
+        Findings findings = new Findings();
+        String out = REDACTOR.redactArgument("--password=" + secret, findings);
+        assertTrue(out.startsWith("--password=[REDACTED:credential-option"), out);
+        assertTrue(out.endsWith("]"), out);
+        assertFalse(out.substring("--password=".length()).contains("Z"), out);
+        if (length >= "[REDACTED:credential-option]".length()) {
+            assertEquals("--password=".length() + length, out.length(), "same length when the marker fits: " + out);
+        }
+    }
+}
