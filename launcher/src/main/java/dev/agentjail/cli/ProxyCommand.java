@@ -51,9 +51,17 @@ final class ProxyCommand implements Callable<Integer> {
 
     /** What to do about a log that cannot be opened: another place, or, for a lock held too long, who to look at. */
     static String auditLogWayOut(IOException e) {
-        if (e instanceof LockWaitException) {
-            return "; it is the lock of another agentjail writing to the same log (stopped, or starved of CPU): let it"
-                    + " finish or stop it, or pass --audit-log FILE to write a log of this session's own";
+        if (e instanceof LockWaitException lock) {
+            // Every agentjail writer is a java process.
+            String holder = lock.holder();
+            String who = holder.endsWith("(java)")
+                    ? holder + " holds it, probably another agentjail writing to the same log (stopped, or starved of"
+                            + " CPU)"
+                    : holder.startsWith("process ")
+                            ? holder + " holds it, which is not agentjail (its writers are java processes)"
+                            : "its holder could not be told from /proc/locks";
+            return "; " + who + ": let it finish or stop it, or pass --audit-log FILE to write a log of this session's"
+                    + " own";
         }
         return AUDIT_LOG_WAY_OUT;
     }

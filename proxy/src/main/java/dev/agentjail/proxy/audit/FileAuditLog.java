@@ -195,6 +195,7 @@ public final class FileAuditLog implements AuditSink {
     private Object storageKey; // guarded by lock: the file key of the inode storage writes to
     private Position position; // guarded by lock: null when the file must be looked at again
     private FileChannel lockChannel; // guarded by lock
+    private Object lockKey; // the lock file's identity when lockChannel was opened; guarded by lock
     private boolean rotationFailed; // guarded by lock: only the first failure of a series is logged
     private long nextRotationAttempt; // guarded by lock: System.nanoTime() after which a failed rotation is retried
     private FileLock lease; // guarded by lock: the process lock kept between appends, or null
@@ -547,13 +548,25 @@ public final class FileAuditLog implements AuditSink {
     private void leaseCheck(long now) {
         checkDue = false;
         checkedAt = now;
-        if (othersWaiting()) {
+        if (!lockFileStillCurrent()) {
+            // Another writer may lock the file now at the path: the lease's lock excludes nobody any more.
+            endLease();
+            dropLockChannel();
+        } else if (othersWaiting()) {
             sharedUntil = now + SHARED_PERIOD.toNanos();
             endLease();
         } else if (now - lastAppendAt >= leaseIdleNanos) {
             endLease();
         } else if (now - leaseFollowedAt >= LEASE_REFOLLOW.toNanos()) {
             refollow = true;
+        }
+    }
+
+    private boolean lockFileStillCurrent() {
+        try {
+            return lockFileCurrent();
+        } catch (IOException e) {
+            return false;
         }
     }
 
@@ -680,6 +693,16 @@ public final class FileAuditLog implements AuditSink {
                 openLockChannel();
                 try {
                     FileLock held = lockChannel.tryLock(APPEND_BYTE, 1, false);
+                    if (held != null && !lockFileCurrent()) {
+                        LOG.warn(
+                                "audit log {}: its lock file {} was removed or replaced; locking the one there now",
+                                name,
+                                lockFile);
+                        dropLockChannel();
+                        waiting = null;
+                        held = null;
+                        openLockChannel();
+                    }
                     if (held != null) {
                         if (told) {
                             LOG.warn(
@@ -720,6 +743,7 @@ public final class FileAuditLog implements AuditSink {
 
     private void openLockChannel() throws IOException {
         if (lockChannel == null || !lockChannel.isOpen()) {
+            lockKey = null;
             lockChannel = FileChannel.open(
                     lockFile,
                     // READ too: the waiting byte is locked shared, which needs a readable channel.
@@ -729,6 +753,32 @@ public final class FileAuditLog implements AuditSink {
                             StandardOpenOption.WRITE,
                             LinkOption.NOFOLLOW_LINKS),
                     FILE_MODE);
+            BasicFileAttributes opened = stat(lockFile);
+            lockKey = opened == null ? null : opened.fileKey();
+        }
+    }
+
+    /**
+     * Whether the lock file this writer locks is still the one at its path. Someone who removes or replaces it (by hand:
+     * no writer does) would otherwise let the next writer lock a new file while this one locks the old, and both
+     * append at once.
+     */
+    private boolean lockFileCurrent() throws IOException {
+        BasicFileAttributes now = stat(lockFile);
+        return now != null && lockKey != null && Objects.equals(now.fileKey(), lockKey);
+    }
+
+    /** Drops the lock channel (and with it every lock this process holds on its file), so the next look opens anew. */
+    private void dropLockChannel() {
+        FileChannel old = lockChannel;
+        lockChannel = null;
+        lockKey = null;
+        if (old != null) {
+            try {
+                old.close();
+            } catch (IOException e) {
+                LOG.debug("audit log {}: cannot close the old lock file", name, e);
+            }
         }
     }
 

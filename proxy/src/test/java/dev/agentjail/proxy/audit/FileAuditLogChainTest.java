@@ -274,6 +274,29 @@ class FileAuditLogChainTest {
     }
 
     @Test
+    void aLockFileRemovedUnderALeaseholderDoesNotLetTwoWritersAppendAtOnce() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Path lockFile = dir.resolve(".audit.jsonl.lock");
+        try (FileAuditLog first = FileAuditLog.openWithoutIdleRelease(
+                file, FileAuditLog.Options.defaults().withSyncInterval(Duration.ofHours(1)))) {
+            first.append(record("first", "/0"));
+            first.append(record("first", "/1"));
+            // Someone removes the lock file; a writer that opens the log now makes and locks a new one.
+            Files.delete(lockFile);
+            try (FileAuditLog second = open(file)) {
+                second.append(record("second", "/0"));
+                Thread.sleep(5); // past the leaseholder's next look (every millisecond)
+                first.append(record("first", "/2"));
+                second.append(record("second", "/1"));
+                first.append(record("first", "/3"));
+            }
+        }
+        assertIntact(6, file);
+        List<Long> seqs = lines(file).stream().map(FileAuditLogChainTest::seq).toList();
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L, 6L), seqs);
+    }
+
+    @Test
     void aWriterWaitingForTheLockGetsItWhileTheLeaseholderKeepsAppending() throws Exception {
         Path file = dir.resolve("audit.jsonl");
         AtomicBoolean stop = new AtomicBoolean();
