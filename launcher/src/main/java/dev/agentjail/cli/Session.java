@@ -596,7 +596,6 @@ final class Session {
                         + "): should this launcher be killed, remove the empty ones it leaves in " + project);
             }
             exitCode = runJail(argv, sessionDir.resolve(BwrapInvocation.STATUS_FILE), running.handoff(), inspection);
-            return exitCode;
         } catch (IOException e) {
             throw new CliException(ExitCodes.JAIL_SETUP, "cannot set up the jail: " + IoErrors.describe(e), e);
         } finally {
@@ -654,6 +653,11 @@ final class Session {
             ExecFileAudit.Activity activity = null;
             if (execAudit != null) {
                 activity = execAudit.finish();
+                // Its end can still fail the session under audit.failure: closed: records of what ran that the log
+                // never took, or a supervisor that gave up while the agent was ending.
+                if (exitCode != null && execAudit.failedClosed()) {
+                    exitCode = ExitCodes.FAILURE;
+                }
             }
             // The proxy closes first: every connection the jail left open ends, and each exchange and tunnel writes its
             // record, so the session-end record comes last and its counts are the log's.
@@ -716,6 +720,7 @@ final class Session {
             err.flush();
             StartupTrace.mark("session closed");
         }
+        return exitCode;
     }
 
     private int runJail(List<String> argv, Path statusFile, ListenerHandoff handoff, InspectionSetup inspection)
