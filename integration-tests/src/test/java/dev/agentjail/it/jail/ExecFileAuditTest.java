@@ -1195,6 +1195,33 @@ class ExecFileAuditTest {
         assertEquals(0, verify.exitCode(), verify::describe);
     }
 
+    @Test
+    void recordsTheLogNeverTakesFailTheSessionUnderFailureClosed() throws Exception {
+        AgentjailRun run = AgentjailRun.in(dir);
+        CompletableFuture<AgentjailRun.Outcome> session = CompletableFuture.supplyAsync(() -> run.run(
+                "/bin/sh",
+                "-c",
+                "touch started; while [ ! -e locked ]; do sleep 0.05; done; i=0; while [ $i -lt 20 ]; do /bin/true;"
+                        + " i=$((i + 1)); done"));
+        Path started = run.project().resolve("started");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
+            Thread.sleep(20);
+        }
+        assertTrue(Files.exists(started), "the agent did not start");
+        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
+        AgentjailRun.Outcome o;
+        // Held until the session has given up on the log (30 s after the jail's end).
+        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                FileLock held = lock.lock(0, 1, false)) {
+            Files.writeString(run.project().resolve("locked"), "");
+            o = session.get(150, TimeUnit.SECONDS);
+        }
+
+        assertEquals(ExitCodes.FAILURE, o.exitCode(), o::describe);
+        assertTrue(o.err().contains("exec and file records could not be written to the audit log"), o::describe);
+    }
+
     /** Waits for the agent's {@code started} file, then kills the session's supervisor (SIGKILL, by its pid). */
     private static void killSupervisorOnce(Path started, CompletableFuture<?> session) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
