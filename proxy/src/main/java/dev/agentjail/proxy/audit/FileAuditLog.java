@@ -744,15 +744,29 @@ public final class FileAuditLog implements AuditSink {
     private void openLockChannel() throws IOException {
         if (lockChannel == null || !lockChannel.isOpen()) {
             lockKey = null;
-            lockChannel = FileChannel.open(
-                    lockFile,
-                    // READ too: the waiting byte is locked shared, which needs a readable channel.
-                    Set.of(
-                            StandardOpenOption.CREATE,
-                            StandardOpenOption.READ,
-                            StandardOpenOption.WRITE,
-                            LinkOption.NOFOLLOW_LINKS),
-                    FILE_MODE);
+            try {
+                lockChannel = FileChannel.open(
+                        lockFile,
+                        // READ too: the waiting byte is locked shared, which needs a readable channel.
+                        Set.of(
+                                StandardOpenOption.CREATE,
+                                StandardOpenOption.READ,
+                                StandardOpenOption.WRITE,
+                                LinkOption.NOFOLLOW_LINKS),
+                        FILE_MODE);
+            } catch (IOException e) {
+                BasicFileAttributes there = stat(lockFile);
+                if (there != null && !there.isRegularFile()) {
+                    String what = there.isSymbolicLink()
+                            ? "a symbolic link"
+                            : there.isDirectory() ? "a directory" : "not a regular file";
+                    throw new IOException(
+                            "its lock file " + lockFile + " is " + what + ", which no agentjail makes; remove it (the"
+                                    + " next writer makes it again)",
+                            e);
+                }
+                throw e;
+            }
             BasicFileAttributes opened = stat(lockFile);
             lockKey = opened == null ? null : opened.fileKey();
         }

@@ -297,6 +297,28 @@ class FileAuditLogChainTest {
     }
 
     @Test
+    void aLockFileReplacedByALinkOrADirectoryIsNamedInTheRefusal() throws Exception {
+        for (String kind : List.of("link", "directory")) {
+            Path file = dir.resolve(kind + ".jsonl");
+            Path lockFile = dir.resolve("." + kind + ".jsonl.lock");
+            try (FileAuditLog log = open(file)) {
+                log.append(record("a", "/0"));
+                Files.delete(lockFile);
+                if (kind.equals("link")) {
+                    Files.createSymbolicLink(lockFile, dir.resolve("elsewhere"));
+                } else {
+                    Files.createDirectory(lockFile);
+                }
+                AuditUnavailableException e =
+                        assertThrows(AuditUnavailableException.class, () -> log.append(record("a", "/1")));
+                String what = kind.equals("link") ? "is a symbolic link" : "is a directory";
+                assertTrue(e.getMessage().contains("its lock file " + lockFile + " " + what), e::getMessage);
+                assertFalse(Files.exists(dir.resolve("elsewhere")), "the link was not followed");
+            }
+        }
+    }
+
+    @Test
     void aWriterWaitingForTheLockGetsItWhileTheLeaseholderKeepsAppending() throws Exception {
         Path file = dir.resolve("audit.jsonl");
         AtomicBoolean stop = new AtomicBoolean();
