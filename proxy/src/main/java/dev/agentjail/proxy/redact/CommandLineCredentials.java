@@ -178,6 +178,62 @@ final class CommandLineCredentials {
         if (!worthScanning(text)) {
             return text;
         }
+        String out = redactSpans(text, location, findings, allowed);
+        return out.indexOf(' ') >= 0 || out.indexOf('\t') >= 0 || out.indexOf('\n') >= 0
+                ? redactWords(out, location, findings, allowed)
+                : out;
+    }
+
+    /**
+     * A command line inside one text ({@code sh -c 'curl -u bob:pw h'}): its words read as an argument vector is
+     * ({@link #redactNext}), for the program the words name. Words are split at blanks only; quotes are not read.
+     */
+    private static String redactWords(String text, String location, Findings findings, Set<String> allowed) {
+        StringBuilder out = null;
+        int copied = 0;
+        String program = null;
+        String previous = null;
+        int n = text.length();
+        int i = 0;
+        while (i < n) {
+            i = blank(text, i);
+            int end = i;
+            while (end < n && !Character.isWhitespace(text.charAt(end))) {
+                end++;
+            }
+            if (end == i) {
+                break;
+            }
+            int start = i;
+            while (start < end && (quoteChar(text.charAt(start)) || text.charAt(start) == '(')) {
+                start++;
+            }
+            int stop = end;
+            while (stop > start && (quoteChar(text.charAt(stop - 1)) || ";)&|".indexOf(text.charAt(stop - 1)) >= 0)) {
+                stop--;
+            }
+            String word = text.substring(start, stop);
+            if (previous != null && program != null && !word.isEmpty() && !marked(word) && !allowed.contains(word)) {
+                int from = programValueStart(program, previous, word);
+                String kind = from >= 0 && !shortOptionForm(program, previous, word) ? KIND_ASSIGNMENT : KIND_OPTION;
+                if (from >= 0 && !allowed.contains(word.substring(from))) {
+                    if (out == null) {
+                        out = new StringBuilder(n + 32);
+                    }
+                    out.append(text, copied, start + from).append(marker(kind, word.length() - from));
+                    copied = stop;
+                    findings.add(kind, location);
+                }
+            }
+            program = programAfter(program, word);
+            previous = word;
+            i = end;
+        }
+        return out == null ? text : out.append(text, copied, n).toString();
+    }
+
+    /** The credentials of {@link #next} overwritten and counted. */
+    private static String redactSpans(String text, String location, Findings findings, Set<String> allowed) {
         StringBuilder out = null;
         int copied = 0;
         int i = 0;
@@ -221,28 +277,44 @@ final class CommandLineCredentials {
         if (argument.isEmpty() || marked(argument) || allowed.contains(argument)) {
             return argument;
         }
-        int start = shortOption(program, argument);
         String kind = KIND_OPTION;
-        if (start < 0 && previous != null) {
-            start = afterShortOption(program, previous, argument);
-        }
-        if (start < 0 && previous != null) {
+        int start = -1;
+        if (previous != null) {
             kind = kindOfNext(previous);
             start = kind == null ? -1 : valueStart(kind, previous, argument);
         }
-        if (start < 0
-                && previous != null
-                && !argument.startsWith("-")
-                && namesConfigValue(program, previous)
-                && secretValue(argument, previous)) {
-            kind = KIND_ASSIGNMENT;
-            start = 0;
+        if (start < 0) {
+            start = programValueStart(program, previous, argument);
+            kind = shortOptionForm(program, previous, argument) ? KIND_OPTION : KIND_ASSIGNMENT;
         }
         if (start < 0 || allowed.contains(argument.substring(start))) {
             return argument;
         }
         findings.add(kind, location);
         return argument.substring(0, start) + marker(kind, argument.length() - start);
+    }
+
+    /**
+     * Where the credential starts in {@code argument} that {@code program} reads as one: its short option's value
+     * ({@link #shortOption}, {@link #afterShortOption}) or a setting's value ({@link #namesConfigValue}); -1.
+     */
+    private static int programValueStart(String program, String previous, String argument) {
+        if (shortOptionForm(program, previous, argument)) {
+            int start = shortOption(program, argument);
+            return start >= 0 ? start : afterShortOption(program, previous, argument);
+        }
+        return previous != null
+                        && !argument.startsWith("-")
+                        && namesConfigValue(program, previous)
+                        && secretValue(argument, previous)
+                ? 0
+                : -1;
+    }
+
+    /** Whether {@code argument} is, or follows, one of {@code program}'s short options with a credential. */
+    private static boolean shortOptionForm(String program, String previous, String argument) {
+        return shortOption(program, argument) >= 0
+                || previous != null && afterShortOption(program, previous, argument) >= 0;
     }
 
     /**

@@ -128,7 +128,19 @@ class CommandLineCredentialsTest {
                 Arguments.of("tool --token\nopaque0123", "opaque0123", "credential-option", "--token\n["),
                 Arguments.of("--token= opaque0123", "opaque0123", "credential-option", "--token= ["),
                 Arguments.of("Authorization: Bearer\n" + OPAQUE, OPAQUE, "auth-credential", "Bearer\n["),
-                Arguments.of("Bearer\t" + OPAQUE, OPAQUE, "auth-credential", "Bearer\t["));
+                Arguments.of("Bearer\t" + OPAQUE, OPAQUE, "auth-credential", "Bearer\t["),
+                // A command line in one text (sh -c): its words are read for the program they name.
+                Arguments.of("curl -u bob:hunter2 https://h/", "hunter2", "credential-option", "-u bob:["),
+                Arguments.of(
+                        "'curl -ubob:hunter2'", "hunter2", "credential-option", "-ubob:[REDACTED:credential-option]'"),
+                Arguments.of("sudo mysql -phunter2 -h db", "hunter2", "credential-option", "mysql -p["),
+                Arguments.of("sshpass -p hunter2 ssh h", "hunter2", "credential-option", "] ssh h"),
+                Arguments.of("docker login -u bob -p hunter2 reg", "hunter2", "credential-option", "] reg"),
+                Arguments.of(
+                        "aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+                        "wJalrXUtnFEMI",
+                        "credential-assignment",
+                        "aws_secret_access_key ["));
     }
 
     @ParameterizedTest
@@ -328,7 +340,12 @@ class CommandLineCredentialsTest {
                 "a==b",
                 "password==x",
                 "{.data.password}",
-                "ProxyCommand=ssh -W %h:%p bastion"
+                "ProxyCommand=ssh -W %h:%p bastion",
+                "docker run -p 8080:80 img",
+                "mysql -P 3306 db",
+                "echo -p hunter2 -u bob:hunter2",
+                "curl -u bob https://h/",
+                "git config user.name bob"
             })
     void ordinaryArgumentsAreUntouched(String argument) {
         Findings findings = new Findings();
