@@ -390,7 +390,10 @@ final class CommandLineCredentials {
             return false;
         }
         String[] parts = name.split("[-_.:/]+");
-        String last = parts.length == 0 ? "" : parts[parts.length - 1];
+        if (parts.length < 2) {
+            return false; // "gh secret set": a subcommand, not a setting's name
+        }
+        String last = parts[parts.length - 1];
         return Set.of("password", "passwd", "token", "secret", "authtoken", "apikey", "pass")
                 .contains(last);
     }
@@ -828,7 +831,10 @@ final class CommandLineCredentials {
         if (end < n && !separator(text.charAt(end)) && text.charAt(end) != ',' && text.charAt(end) != ';') {
             return null;
         }
-        return end - v >= MIN_FREE_TOKEN && looksLikeToken(text, v, end) ? new Span(v, end, KIND_SCHEME) : null;
+        // In free text an underscore alone does not make a token: "token refresh_handler" is a word.
+        return end - v >= MIN_FREE_TOKEN && looksLikeToken(text, v, end) && !underscoredWord(text, v, end)
+                ? new Span(v, end, KIND_SCHEME)
+                : null;
     }
 
     /** Where the header name that ends at {@code end} starts. */
@@ -940,6 +946,17 @@ final class CommandLineCredentials {
             lower |= Character.isLowerCase(c);
         }
         return false;
+    }
+
+    /** Lower-case letters joined by underscores, nothing else ({@code implementation_of_feature}). */
+    private static boolean underscoredWord(String text, int start, int end) {
+        for (int i = start; i < end; i++) {
+            char c = text.charAt(i);
+            if (c != '_' && !Character.isLowerCase(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean token68(char c) {

@@ -345,7 +345,9 @@ class CommandLineCredentialsTest {
                 "mysql -P 3306 db",
                 "echo -p hunter2 -u bob:hunter2",
                 "curl -u bob https://h/",
-                "git config user.name bob"
+                "git config user.name bob",
+                "gh secret set TOKEN --body-file f",
+                "Basic implementation_of_feature; token refresh_handler"
             })
     void ordinaryArgumentsAreUntouched(String argument) {
         Findings findings = new Findings();
@@ -390,6 +392,8 @@ class CommandLineCredentialsTest {
                 Arguments.of("curl", "-p", "hunter2"),
                 Arguments.of("git", "github.token", "opaque0123"),
                 Arguments.of("aws", "region", "eu-west-1"),
+                Arguments.of("gh", "secret", "set"),
+                Arguments.of("git config", "password", "hunter2"),
                 Arguments.of("aws", "aws_session_token", "--profile"));
     }
 
