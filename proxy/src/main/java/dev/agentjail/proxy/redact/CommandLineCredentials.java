@@ -568,6 +568,9 @@ final class CommandLineCredentials {
         while (end < n && (quote == 0 ? !valueEnd(text.charAt(end)) : text.charAt(end) != quote)) {
             end++;
         }
+        if (quote != 0 && end == n) {
+            return null; // grep "api_key=" src/: the quote closes the pattern, it opens no value
+        }
         if (v == end || !secretValue(text.substring(v, end), name)) {
             return null;
         }
@@ -659,6 +662,9 @@ final class CommandLineCredentials {
         if (quotedValue) {
             while (end < n && text.charAt(end) != text.charAt(v)) {
                 end++;
+            }
+            if (end == n) {
+                return null; // grep "password:" src/ in one text
             }
         } else {
             while (end < n && !valueEnd(text.charAt(end)) && text.charAt(end) != ',' && text.charAt(end) != '}') {

@@ -347,6 +347,9 @@ class CommandLineCredentialsTest {
                 "curl -u bob https://h/",
                 "git config user.name bob",
                 "gh secret set TOKEN --body-file f",
+                "grep -rn \"api_key=\" src/",
+                "grep -rn \"password:\" src/",
+                "secrets: inherit",
                 "Basic implementation_of_feature; token refresh_handler"
             })
     void ordinaryArgumentsAreUntouched(String argument) {
