@@ -352,6 +352,7 @@ final class JailActivity {
         int chars = 0;
         boolean cut = frame.has(AuditFrame.ARGV_CUT);
         String previous = null;
+        String program = null;
         for (String arg : rawArgv) {
             if (argv.size() == ExecDetails.MAX_ARGS || chars >= ExecDetails.MAX_ARGV_CHARS) {
                 cut = true;
@@ -359,13 +360,15 @@ final class JailActivity {
             }
             String redacted = redact(arg, findings, false);
             if (previous != null && redacted == arg) {
-                // A credential the argument before names ("Bearer" then the token, "--password" then the password):
-                // a text clean on its own (and so perhaps in the cache of clean texts) is not clean after those.
+                // A credential the argument before names ("Bearer" then the token, "--password" then the password)
+                // or the program's short option ("curl -u bob:pw", "mysql -pPW"): a text clean on its own (and so
+                // perhaps in the cache of clean texts) is not clean after those.
                 Findings own = new Findings();
-                redacted = redactor.redactArgumentAfter(previous, arg, own);
+                redacted = redactor.redactArgumentAfter(program, previous, arg, own);
                 findings.add(own);
             }
             previous = arg;
+            program = Redactor.programAfter(program, arg);
             if (chars + redacted.length() > ExecDetails.MAX_ARGV_CHARS) {
                 redacted = redacted.substring(0, ExecDetails.MAX_ARGV_CHARS - chars);
                 cut = true;

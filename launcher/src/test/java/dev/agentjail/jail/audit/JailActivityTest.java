@@ -588,6 +588,24 @@ class JailActivityTest {
     }
 
     @Test
+    void theProgramsShortOptionsAreReadForTheProgramTheArgumentsNameAfterTheFirst() {
+        // "curl" after /bin/true, "mysql" after sudo: the program is the last known one the argv names.
+        activity.frame(exec(3, "/bin/true", "/bin/true", "curl", "-u", "bob:hunter2", "https://h/"));
+        activity.frame(exec(3, "/usr/bin/sudo", "sudo", "mysql", "-phunter3", "-P", "3306"));
+        activity.frame(exec(3, "/usr/bin/docker", "docker", "run", "-p", "8080:80", "img"));
+        assertEquals(
+                List.of("/bin/true", "curl", "-u", "bob:[REDACTED:credential-option]", "https://h/"),
+                written.get(0).exec().argv());
+        assertEquals(
+                List.of("sudo", "mysql", "-p[REDACTED:credential-option]", "-P", "3306"),
+                written.get(1).exec().argv());
+        assertEquals(
+                List.of("docker", "run", "-p", "8080:80", "img"),
+                written.get(2).exec().argv());
+        assertEquals(2, activity.redacted(), "one in each of the first two");
+    }
+
+    @Test
     void aCredentialHeaderAsASymbolicLinksTargetIsRedactedAndCounted() {
         String opaque = "abcdefghijklmnop1234567890ABCDEF";
         activity.frame(frame(

@@ -138,10 +138,33 @@ public final class Redactor {
      * unchanged. Counted under {@value #LOCATION_ARGV}; the same instance when there is none.
      */
     public String redactArgumentAfter(String previous, String argument, Findings findings) {
+        return redactArgumentAfter(null, previous, argument, findings);
+    }
+
+    /**
+     * As {@link #redactArgumentAfter(String, String, Findings)}, and for the {@code program} running (null when not
+     * known; follow it with {@link #programAfter}) its short options and the credentials its arguments set ({@code
+     * curl -u name:password}, {@code mysql -pPW}, {@code sshpass -p PW}, {@code docker login -p PW}, {@code aws
+     * configure set aws_secret_access_key VALUE}).
+     */
+    public String redactArgumentAfter(String program, String previous, String argument, Findings findings) {
         Objects.requireNonNull(previous, "previous");
         Objects.requireNonNull(argument, "argument");
-        String out = CommandLineCredentials.redactNext(previous, argument, LOCATION_ARGV, findings, compiled.allowed);
+        String out = CommandLineCredentials.redactNext(
+                program, previous, argument, LOCATION_ARGV, findings, compiled.allowed);
         return out != argument ? out : redactSplitToken(previous, argument, findings);
+    }
+
+    /**
+     * The program whose arguments follow {@code argument} in an argument vector, given {@code program}, the one so far
+     * (null at the vector's start): a program whose arguments {@link #redactArgumentAfter(String, String, String,
+     * Findings)} reads ({@code curl}, {@code mysql}, {@code sshpass}, {@code docker login}, {@code aws}, {@code git
+     * config}...), named by its basename, also after {@code sudo}, {@code env} or {@code ssh host}; else {@code
+     * program} unchanged.
+     */
+    public static String programAfter(String program, String argument) {
+        Objects.requireNonNull(argument, "argument");
+        return CommandLineCredentials.programAfter(program, argument);
     }
 
     /**

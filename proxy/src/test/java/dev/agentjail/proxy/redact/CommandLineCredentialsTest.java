@@ -66,7 +66,81 @@ class CommandLineCredentialsTest {
                 Arguments.of("--user=bob:hunter2", "hunter2", "credential-option", "--user=bob:["),
                 Arguments.of("mysql --password hunter2 db", "hunter2", "credential-option", "--password [REDACTED"),
                 Arguments.of("tool --token='" + OPAQUE + "' -v", OPAQUE, "credential-option", "' -v"),
-                Arguments.of("curl --user bob:hunter2 https://h/", "hunter2", "credential-option", "--user bob:["));
+                Arguments.of("curl --user bob:hunter2 https://h/", "hunter2", "credential-option", "--user bob:["),
+                // NAME=value: environment assignments, queries, form bodies, connection strings.
+                Arguments.of("TOKEN=opaqueAbc123 ./x", "opaqueAbc123", "credential-assignment", "TOKEN=[REDACTED"),
+                Arguments.of("export API_KEY=opaque0123", "opaque0123", "credential-assignment", "export API_KEY=["),
+                Arguments.of("A_TOKEN=opaque0123", "opaque0123", "credential-assignment", "A_TOKEN=["),
+                Arguments.of("DB_PASSWORD=hunter2", "hunter2", "credential-assignment", "DB_PASSWORD=["),
+                Arguments.of("PGPASSWORD=hunter2 psql -h db", "hunter2", "credential-assignment", "] psql -h db"),
+                Arguments.of("MYSQL_PWD=hunter2", "hunter2", "credential-assignment", "MYSQL_PWD=["),
+                Arguments.of("aws.secret.access_key=opaque0123", "opaque0123", "credential-assignment", "_key=["),
+                Arguments.of("my-private-key=opaque0123", "opaque0123", "credential-assignment", "-key=["),
+                Arguments.of("GPG_PASSPHRASE=opaque0123", "opaque0123", "credential-assignment", "PHRASE=["),
+                Arguments.of("db.credentials=opaque0123", "opaque0123", "credential-assignment", "credentials=["),
+                Arguments.of(
+                        "https://api.example.com/v1?access_token=opaque0123&x=1",
+                        "opaque0123",
+                        "credential-assignment",
+                        "?access_token=[REDACTED:credential-assignment]&x=1"),
+                Arguments.of("user=bob&password=hunter2", "hunter2", "credential-assignment", "user=bob&password=["),
+                Arguments.of(
+                        "host=db user=bob password=hunter2 dbname=x",
+                        "hunter2",
+                        "credential-assignment",
+                        "host=db user=bob password=[REDACTED:credential-assignment] dbname=x"),
+                Arguments.of("--from-literal=password=hunter2", "hunter2", "credential-assignment", "password=["),
+                Arguments.of(
+                        "//registry.npmjs.org/:_authToken=opaque0123",
+                        "opaque0123",
+                        "credential-assignment",
+                        "//registry.npmjs.org/:_authToken=["),
+                Arguments.of(
+                        "!f() { echo password=hunter2; }; f",
+                        "hunter2",
+                        "credential-assignment",
+                        "password=[REDACTED:credential-assignment]; }; f"),
+                Arguments.of("Driver=x;UID=bob;PWD=hunter2;", "hunter2", "credential-assignment", ";PWD=["),
+                Arguments.of("PASSWORD=\"hunter 2\" cmd", "hunter 2", "credential-assignment", "PASSWORD=\"["),
+                Arguments.of("X_TOKEN='opaque0123'", "opaque0123", "credential-assignment", "X_TOKEN='["),
+                // name:value, clearly a value: quoted, right after the colon, or one token-like word.
+                Arguments.of("{\"pass\":\"opaque0123\"}", "opaque0123", "credential-header", "{\"pass\":\"["),
+                Arguments.of("password:hunter2", "hunter2", "credential-header", "password:["),
+                Arguments.of("db_password: hunter2", "hunter2", "credential-header", "db_password: ["),
+                Arguments.of("{'token': 'tok'}", "tok'", "credential-header", "{'token': '["),
+                Arguments.of("openssl enc -pass pass:hunter2 -in f", "hunter2", "credential-header", "] -in f"),
+                Arguments.of("-HX-Access-Token:opaque0123", "opaque0123", "credential-header", "Token:["),
+                Arguments.of("X-Goog-Api-Key:opaque0123", "opaque0123", "credential-header", "Key:["),
+                Arguments.of("Client-Secret: opaque word", "opaque word", "credential-header", "Secret: ["),
+                // More long options.
+                Arguments.of("--passphrase=opaque0123", "opaque0123", "credential-option", "--passphrase=["),
+                Arguments.of("--private-key=opaque0123", "opaque0123", "credential-option", "--private-key=["),
+                Arguments.of("--access-key opaque0123", "opaque0123", "credential-option", "--access-key ["),
+                Arguments.of("--secret-key=opaque0123", "opaque0123", "credential-option", "--secret-key=["),
+                Arguments.of("--secret-access-key x0", "x0", "credential-option", "--secret-access-key ["),
+                Arguments.of("--pass hunter2", "hunter2", "credential-option", "--pass ["),
+                Arguments.of("--db-pw=hunter2", "hunter2", "credential-option", "--db-pw=["),
+                Arguments.of("--key=opaque0123", "opaque0123", "credential-option", "--key=["),
+                Arguments.of("--password=1234", "1234", "credential-option", "--password=["),
+                // Parsing edges: a backslash-newline, a tab or a newline as the blank; "--token= value".
+                Arguments.of("curl --password \\\n  hunter2 h", "hunter2", "credential-option", "] h"),
+                Arguments.of("tool --token\topaque0123", "opaque0123", "credential-option", "--token\t["),
+                Arguments.of("tool --token\nopaque0123", "opaque0123", "credential-option", "--token\n["),
+                Arguments.of("--token= opaque0123", "opaque0123", "credential-option", "--token= ["),
+                Arguments.of("Authorization: Bearer\n" + OPAQUE, OPAQUE, "auth-credential", "Bearer\n["),
+                Arguments.of("Bearer\t" + OPAQUE, OPAQUE, "auth-credential", "Bearer\t["),
+                // A command line in one text (sh -c): its words are read for the program they name.
+                Arguments.of("curl -u bob:hunter2 https://h/", "hunter2", "credential-option", "-u bob:["),
+                Arguments.of(
+                        "'curl -ubob:hunter2'", "hunter2", "credential-option", "-ubob:[REDACTED:credential-option]'"),
+                Arguments.of("sudo mysql -phunter2 -h db", "hunter2", "credential-option", "mysql -p["),
+                Arguments.of("sshpass -p hunter2 ssh h", "hunter2", "credential-option", "] ssh h"),
+                Arguments.of("docker login -u bob -p hunter2 reg", "hunter2", "credential-option", "] reg"),
+                Arguments.of(
+                        "aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+                        "wJalrXUtnFEMI",
+                        "credential-assignment",
+                        "aws_secret_access_key ["));
     }
 
     @ParameterizedTest
@@ -101,7 +175,78 @@ class CommandLineCredentialsTest {
                 Arguments.of("--token", OPAQUE, "credential-option", ""),
                 Arguments.of("--api-key", "opaque0123", "credential-option", ""),
                 Arguments.of("--oauth2-bearer", OPAQUE, "credential-option", ""),
-                Arguments.of("--user", "bob:hunter2", "credential-option", "bob:"));
+                Arguments.of("--user", "bob:hunter2", "credential-option", "bob:"),
+                Arguments.of("--token=", OPAQUE, "credential-option", ""),
+                Arguments.of("--pass", "hunter2", "credential-option", ""),
+                Arguments.of("--key", "opaque0123", "credential-option", ""),
+                Arguments.of("Authorization:\n", OPAQUE, "credential-header", ""),
+                Arguments.of(
+                        "aws_secret_access_key",
+                        "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+                        "credential-assignment",
+                        ""));
+    }
+
+    static List<Arguments> programArguments() {
+        return List.of(
+                Arguments.of("curl", "-u", "bob:hunter2", "bob:"),
+                Arguments.of("curl", "-U", "bob:hunter2", "bob:"),
+                Arguments.of("curl", "-s", "-ubob:hunter2", "-ubob:"),
+                Arguments.of("wget", "-q", "-ubob:hunter2", "-ubob:"),
+                Arguments.of("mysql", "-h", "-phunter2", "-p"),
+                Arguments.of("mysql", "-p", "hunter2", ""),
+                Arguments.of("mariadb", "-p", "hunter2", ""),
+                Arguments.of("mysqldump", "-uroot", "-phunter2", "-p"),
+                Arguments.of("sshpass", "-p", "hunter2", ""),
+                Arguments.of("sshpass", "sshpass", "-phunter2", "-p"),
+                Arguments.of("docker login", "-p", "hunter2", ""),
+                Arguments.of("podman login", "-u", "-phunter2", "-p"),
+                Arguments.of("aws", "aws_session_token", "opaque0123", ""),
+                Arguments.of("gh", "my_token", "opaque0123", ""),
+                Arguments.of("git config", "github.token", "opaque0123", ""),
+                Arguments.of("npm config", "//registry.npmjs.org/:_authToken", "opaque0123", ""));
+    }
+
+    @ParameterizedTest
+    @MethodSource("programArguments")
+    void aProgramsShortOptionOrSettingIsMarkedAndCountedForThatProgramOnly(
+            String program, String previous, String secret, String kept) {
+        Findings findings = new Findings();
+        assertSame(secret, REDACTOR.redactArgument(secret, findings), "clean on its own");
+        assertSame(secret, REDACTOR.redactArgumentAfter(previous, secret, findings), "clean for another program");
+        assertSame(secret, REDACTOR.redactArgumentAfter("true", previous, secret, findings), "and for true");
+        assertEquals(0, findings.total(), findings::toString);
+        String out = REDACTOR.redactArgumentAfter(program, previous, secret, findings);
+        assertFalse(out.contains(secret.substring(kept.length())), out);
+        assertTrue(out.startsWith(kept + "[REDACTED:"), out);
+        assertEquals(1, findings.total(), findings::toString);
+        assertEquals(Redactor.LOCATION_ARGV, findings.list().get(0).location());
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "/usr/bin/sudo mysql",
+                "/bin/true curl",
+                "env -i /usr/bin/curl",
+                "docker login",
+                "git -C /x config",
+                "ssh host mysql",
+                "aws configure set"
+            })
+    void theProgramIsTheLastKnownOneAnArgumentVectorNames(String argv) {
+        String program = null;
+        for (String argument : argv.split(" ")) {
+            program = Redactor.programAfter(program, argument);
+        }
+        String expected = argv.startsWith("git")
+                ? "git config"
+                : argv.startsWith("aws")
+                        ? "aws"
+                        : argv.endsWith("login")
+                                ? "docker login"
+                                : argv.substring(argv.lastIndexOf(' ') + 1).replace("/usr/bin/", "");
+        assertEquals(expected, program);
     }
 
     @ParameterizedTest
@@ -160,7 +305,52 @@ class CommandLineCredentialsTest {
                 "/usr/include/x86_64-linux-gnu",
                 "HEAD:refs/heads/main",
                 "a: b",
-                "Bearer"
+                "Bearer",
+                // Not a credential header: a commit's scope, a word after "word:", code.
+                "auth: fix login redirect loop",
+                "session: keep cookie after logout",
+                "print({'token': tok, 'session': 1})",
+                "password: secret",
+                "password:",
+                "token: null",
+                "Token::parse",
+                "Primary-Key: id",
+                // Options and names that say how, or where, not what.
+                "--auth-method=password",
+                "--token-limit 4096",
+                "--token-limit=4096",
+                "--credential-provider aws",
+                "--auth=basic",
+                "--auth-type=bearer",
+                "--password-file /run/p",
+                "--key=server.pem",
+                "--private-key ~/.ssh/id_ed25519",
+                "--key ./k",
+                "--key-file=/x",
+                "--max-tokens 4096",
+                "max_tokens=4096",
+                "token_type=bearer",
+                "TOKEN_FILE=/run/t",
+                "credential.helper=store",
+                "TOKEN=$GITHUB_TOKEN",
+                "PASSWORD=${DB_PASSWORD}",
+                "PWD=/home/user",
+                "GIT_ASKPASS=/usr/bin/askpass",
+                "tokenizer=bert",
+                "a==b",
+                "password==x",
+                "{.data.password}",
+                "ProxyCommand=ssh -W %h:%p bastion",
+                "docker run -p 8080:80 img",
+                "mysql -P 3306 db",
+                "echo -p hunter2 -u bob:hunter2",
+                "curl -u bob https://h/",
+                "git config user.name bob",
+                "gh secret set TOKEN --body-file f",
+                "grep -rn \"api_key=\" src/",
+                "grep -rn \"password:\" src/",
+                "secrets: inherit",
+                "Basic implementation_of_feature; token refresh_handler"
             })
     void ordinaryArgumentsAreUntouched(String argument) {
         Findings findings = new Findings();
@@ -181,7 +371,41 @@ class CommandLineCredentialsTest {
                 Arguments.of("-p", "8080"),
                 Arguments.of("--tokenizer", "bert"),
                 Arguments.of("ghp_", "short"),
-                Arguments.of("my_", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"));
+                Arguments.of("my_", "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"),
+                Arguments.of("password:", "src/"),
+                Arguments.of("token:", "abc123def456"),
+                Arguments.of("--token-limit", "4096"),
+                Arguments.of("--credential-provider", "aws"),
+                Arguments.of("--auth-method", "password"),
+                Arguments.of("--key", "server.pem"),
+                Arguments.of("--key", "/etc/k"),
+                Arguments.of("--token=", "--verbose"),
+                Arguments.of("-p", "hunter2"),
+                Arguments.of("-u", "bob:hunter2"),
+                Arguments.of("db_password", "hunter2"));
+    }
+
+    static List<Arguments> ordinaryProgramArguments() {
+        return List.of(
+                Arguments.of("docker", "-p", "8080:80"),
+                Arguments.of("mysql", "-P", "3306"),
+                Arguments.of("mysql", "-p", "--host"),
+                Arguments.of("curl", "-u", "bob"),
+                Arguments.of("curl", "-s", "-ubob"),
+                Arguments.of("curl", "-p", "hunter2"),
+                Arguments.of("git", "github.token", "opaque0123"),
+                Arguments.of("aws", "region", "eu-west-1"),
+                Arguments.of("gh", "secret", "set"),
+                Arguments.of("git config", "password", "hunter2"),
+                Arguments.of("aws", "aws_session_token", "--profile"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("ordinaryProgramArguments")
+    void anOrdinaryArgumentOfAKnownProgramIsUntouched(String program, String previous, String argument) {
+        Findings findings = new Findings();
+        assertSame(argument, REDACTOR.redactArgumentAfter(program, previous, argument, findings));
+        assertEquals(0, findings.total(), findings::toString);
     }
 
     @ParameterizedTest
