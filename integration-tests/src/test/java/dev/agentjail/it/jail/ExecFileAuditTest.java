@@ -1132,23 +1132,15 @@ class ExecFileAuditTest {
                 "touch started; i=0; while [ $i -lt " + programs + " ]; do /bin/true; sleep 0.1; i=$((i + 1));"
                         + " done"));
         Path started = run.project().resolve("started");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
-            Thread.sleep(20);
-        }
-        assertTrue(Files.exists(started), "the agent did not start");
-        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
-        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        awaitStarted(started, session);
+        try (FileChannel lock = openLockFile(run);
                 FileLock held = lock.lock(0, 1, false)) {
             Thread.sleep(4_000);
         }
         AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
 
         assertEquals(0, o.exitCode(), o::describe);
-        long recorded = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
-                .filter(r -> r.path("exec").path("path").asText().equals("/bin/true"))
-                .mapToLong(r -> r.path("exec").path("count").asLong(1))
-                .sum();
+        long recorded = runsOf(o, "/bin/true");
         assertEquals(programs, recorded, o::describe);
         assertTrue(o.err().contains("cannot write the exec and file records"), o::describe);
         assertTrue(o.err().contains("the exec and file records are written again"), o::describe);
@@ -1170,13 +1162,8 @@ class ExecFileAuditTest {
                 "touch started; while [ ! -e locked ]; do sleep 0.05; done; i=0; while [ $i -lt " + programs
                         + " ]; do /bin/true; i=$((i + 1)); done"));
         Path started = run.project().resolve("started");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
-            Thread.sleep(20);
-        }
-        assertTrue(Files.exists(started), "the agent did not start");
-        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
-        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        awaitStarted(started, session);
+        try (FileChannel lock = openLockFile(run);
                 FileLock held = lock.lock(0, 1, false)) {
             Files.writeString(run.project().resolve("locked"), "");
             // The agent's programs run and it exits while the lock is held; the session's end waits for the log.
@@ -1185,10 +1172,7 @@ class ExecFileAuditTest {
         AgentjailRun.Outcome o = session.get(120, TimeUnit.SECONDS);
 
         assertEquals(0, o.exitCode(), o::describe);
-        long recorded = ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
-                .filter(r -> r.path("exec").path("path").asText().equals("/bin/true"))
-                .mapToLong(r -> r.path("exec").path("count").asLong(1))
-                .sum();
+        long recorded = runsOf(o, "/bin/true");
         assertEquals(programs, recorded, o::describe);
         assertFalse(o.err().contains("could not be written"), o::describe);
         Command.Result verify = run.cli("log", "verify", o.auditLog().toString());
@@ -1204,15 +1188,10 @@ class ExecFileAuditTest {
                 "touch started; while [ ! -e locked ]; do sleep 0.05; done; i=0; while [ $i -lt 20 ]; do /bin/true;"
                         + " i=$((i + 1)); done"));
         Path started = run.project().resolve("started");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
-            Thread.sleep(20);
-        }
-        assertTrue(Files.exists(started), "the agent did not start");
-        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
+        awaitStarted(started, session);
         AgentjailRun.Outcome o;
         // Held until the session has given up on the log (30 s after the jail's end).
-        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try (FileChannel lock = openLockFile(run);
                 FileLock held = lock.lock(0, 1, false)) {
             Files.writeString(run.project().resolve("locked"), "");
             o = session.get(150, TimeUnit.SECONDS);
@@ -1222,13 +1201,32 @@ class ExecFileAuditTest {
         assertTrue(o.err().contains("exec and file records could not be written to the audit log"), o::describe);
     }
 
-    /** Waits for the agent's {@code started} file, then kills the session's supervisor (SIGKILL, by its pid). */
-    private static void killSupervisorOnce(Path started, CompletableFuture<?> session) throws Exception {
+    /** Waits (at most a minute) for the agent's {@code started} file, or the session's end. */
+    private static void awaitStarted(Path started, CompletableFuture<?> session) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.exists(started) && System.nanoTime() < deadline && !session.isDone()) {
-            Thread.sleep(50);
+            Thread.sleep(20);
         }
         assertTrue(Files.exists(started), "the agent did not start");
+    }
+
+    /** The lock file that the writers of the run's audit log take turns on (byte 0: the append lock). */
+    private static FileChannel openLockFile(AgentjailRun run) throws IOException {
+        Path lockFile = run.auditLog().resolveSibling("." + run.auditLog().getFileName() + ".lock");
+        return FileChannel.open(lockFile, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    }
+
+    /** How many times the session's exec records say {@code program} ran (coalesced records count for their count). */
+    private static long runsOf(AgentjailRun.Outcome o, String program) {
+        return ofKind(o.audit(), AuditRecord.KIND_EXEC).stream()
+                .filter(r -> r.path("exec").path("path").asText().equals(program))
+                .mapToLong(r -> r.path("exec").path("count").asLong(1))
+                .sum();
+    }
+
+    /** Waits for the agent's {@code started} file, then kills the session's supervisor (SIGKILL, by its pid). */
+    private static void killSupervisorOnce(Path started, CompletableFuture<?> session) throws Exception {
+        awaitStarted(started, session);
         Process pgrep = new ProcessBuilder("pgrep", "-n", "-f", "agentjail-init.* supervise --connect").start();
         String pid = new String(pgrep.getInputStream().readAllBytes()).strip();
         pgrep.waitFor(10, TimeUnit.SECONDS);
